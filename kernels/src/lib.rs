@@ -1,0 +1,20 @@
+//! Bitboard geometry for pawnstorm: the `Square`, `Bitboard` and `Color` types that every
+//! other layer shares, kept apart from chess rules so that the vectorised kernels can be
+//! built on them without pulling in I/O or move generation.
+//!
+//! Squares are numbered a1 = 0, b1 = 1, ..., h8 = 63; north is `<< 8`.
+//!
+//! ```
+//! use pawnstorm_kernels::{Bitboard, Square};
+//! let e4 = Square::from_name("e4").unwrap();
+//! assert_eq!(Bitboard::from(e4).north(), Bitboard::from(Square::from_name("e5").unwrap()));
+//! ```
+#![deny(missing_docs)]
+
+mod bitboard;
+mod color;
+mod square;
+
+pub use bitboard::Bitboard;
+pub use color::Color;
+pub use square::{File, Rank, Square};

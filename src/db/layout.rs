@@ -1,0 +1,241 @@
+//! The `.psdb` header and the column layout of a block (see `docs/FORMAT.md`).
+
+use std::path::Path;
+
+use super::DbError;
+
+/// `PSDB`, then bytes that a text-mode transfer or a truncation to 7 bits would change.
+pub const MAGIC: [u8; 8] = *b"PSDB\r\n\x1a\n";
+pub const FORMAT_VERSION: u32 = 1;
+pub const HEADER_SIZE: usize = 128;
+pub const DEFAULT_BLOCK_SIZE: u32 = 4096;
+/// Smallest block: 64 rows keep every column a multiple of 64 bytes.
+pub const MIN_BLOCK_SIZE: u32 = 64;
+pub const MAX_BLOCK_SIZE: u32 = 1 << 20;
+const ALIGN: usize = 64;
+
+pub(crate) const NO_SQUARE: u8 = 0xff;
+pub(crate) const NO_RESULT: i8 = i8::MIN;
+pub(crate) const NO_SCORE: i32 = i32::MIN;
+pub(crate) const NO_GAME: u32 = u32::MAX;
+pub(crate) const NO_PLY: u16 = u16::MAX;
+
+/// Which optional label columns a DB holds (bit set in the header's `columns` field).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Columns(u32);
+
+impl Columns {
+    pub const NONE: Columns = Columns(0);
+    pub const RESULT: Columns = Columns(1);
+    pub const SCORE: Columns = Columns(2);
+    pub const GAME_ID: Columns = Columns(4);
+    pub const PLY: Columns = Columns(8);
+    pub const ALL: Columns = Columns(15);
+
+    pub fn contains(self, other: Columns) -> bool {
+        self.0 & other.0 == other.0
+    }
+    pub fn union(self, other: Columns) -> Columns {
+        Columns(self.0 | other.0)
+    }
+    pub fn bits(self) -> u32 {
+        self.0
+    }
+    /// The names of the columns present, in file order.
+    pub fn names(self) -> Vec<&'static str> {
+        [
+            (Columns::RESULT, "result"),
+            (Columns::SCORE, "score"),
+            (Columns::GAME_ID, "game_id"),
+            (Columns::PLY, "ply"),
+        ]
+        .into_iter()
+        .filter(|&(c, _)| self.contains(c))
+        .map(|(_, name)| name)
+        .collect()
+    }
+}
+
+/// Byte offsets of each column inside a block, and the block's size.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Layout {
+    pub bitboards: [usize; 8],
+    pub side_to_move: usize,
+    pub castling: usize,
+    pub en_passant: usize,
+    pub halfmove_clock: usize,
+    pub fullmove_number: usize,
+    pub result: Option<usize>,
+    pub score: Option<usize>,
+    pub game_id: Option<usize>,
+    pub ply: Option<usize>,
+    pub block_bytes: u64,
+}
+
+impl Layout {
+    pub fn new(block_size: u32, columns: Columns) -> Layout {
+        let n = block_size as usize;
+        let mut offset = 0usize;
+        let mut next = |width: usize| {
+            let at = offset;
+            offset = (offset + n * width).next_multiple_of(ALIGN);
+            at
+        };
+        let bitboards = [(); 8].map(|_| next(8));
+        let side_to_move = next(1);
+        let castling = next(2);
+        let en_passant = next(1);
+        let halfmove_clock = next(2);
+        let fullmove_number = next(2);
+        let mut optional = |column, width| columns.contains(column).then(|| next(width));
+        let result = optional(Columns::RESULT, 1);
+        let score = optional(Columns::SCORE, 4);
+        let game_id = optional(Columns::GAME_ID, 4);
+        let ply = optional(Columns::PLY, 2);
+        Layout {
+            bitboards,
+            side_to_move,
+            castling,
+            en_passant,
+            halfmove_clock,
+            fullmove_number,
+            result,
+            score,
+            game_id,
+            ply,
+            block_bytes: offset as u64,
+        }
+    }
+}
+
+/// The decoded header. All integers are little-endian on disk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Header {
+    pub version: u32,
+    pub count: u64,
+    pub block_size: u32,
+    pub columns: Columns,
+    pub block_bytes: u64,
+    pub payload_crc: u32,
+}
+
+/// A header problem before the file's path is known.
+pub(crate) struct HeaderProblem(DbErrorKind);
+
+enum DbErrorKind {
+    Version(u32),
+    Corrupt(String),
+    Checksum,
+}
+
+impl HeaderProblem {
+    pub(crate) fn at(self, path: &Path) -> DbError {
+        let path = path.to_path_buf();
+        match self.0 {
+            DbErrorKind::Version(found) => DbError::UnsupportedVersion { path, found },
+            DbErrorKind::Corrupt(what) => DbError::CorruptHeader { path, what },
+            DbErrorKind::Checksum => DbError::Checksum {
+                path,
+                what: "header",
+            },
+        }
+    }
+}
+
+impl Header {
+    pub fn new(count: u64, block_size: u32, columns: Columns, payload_crc: u32) -> Header {
+        Header {
+            version: FORMAT_VERSION,
+            count,
+            block_size,
+            columns,
+            block_bytes: Layout::new(block_size, columns).block_bytes,
+            payload_crc,
+        }
+    }
+
+    pub fn layout(&self) -> Layout {
+        Layout::new(self.block_size, self.columns)
+    }
+
+    pub fn block_count(&self) -> u64 {
+        self.count.div_ceil(self.block_size as u64)
+    }
+
+    pub fn file_size(&self) -> u64 {
+        HEADER_SIZE as u64 + self.block_count() * self.block_bytes
+    }
+
+    pub fn encode(&self) -> [u8; HEADER_SIZE] {
+        let mut bytes = [0u8; HEADER_SIZE];
+        bytes[0..8].copy_from_slice(&MAGIC);
+        bytes[8..12].copy_from_slice(&self.version.to_le_bytes());
+        bytes[12..16].copy_from_slice(&(HEADER_SIZE as u32).to_le_bytes());
+        bytes[16..24].copy_from_slice(&self.count.to_le_bytes());
+        bytes[24..28].copy_from_slice(&self.block_size.to_le_bytes());
+        bytes[28..32].copy_from_slice(&self.columns.bits().to_le_bytes());
+        bytes[32..40].copy_from_slice(&self.block_bytes.to_le_bytes());
+        bytes[40..44].copy_from_slice(&self.payload_crc.to_le_bytes());
+        let crc = header_crc(&bytes);
+        bytes[44..48].copy_from_slice(&crc.to_le_bytes());
+        bytes
+    }
+
+    /// Decodes and checks a header whose magic has been checked already. The version is
+    /// checked before the checksum so that a newer file says so, rather than "corrupt".
+    pub(crate) fn decode(bytes: &[u8; HEADER_SIZE]) -> Result<Header, HeaderProblem> {
+        let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().expect("4 bytes"));
+        let u64_at = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().expect("8 bytes"));
+        let corrupt = |what: String| Err(HeaderProblem(DbErrorKind::Corrupt(what)));
+        let version = u32_at(8);
+        if version != FORMAT_VERSION {
+            return Err(HeaderProblem(DbErrorKind::Version(version)));
+        }
+        if header_crc(bytes) != u32_at(44) {
+            return Err(HeaderProblem(DbErrorKind::Checksum));
+        }
+        let header_size = u32_at(12);
+        if header_size as usize != HEADER_SIZE {
+            return corrupt(format!("header size {header_size}, expected {HEADER_SIZE}"));
+        }
+        let block_size = u32_at(24);
+        if !block_size.is_power_of_two() || !(MIN_BLOCK_SIZE..=MAX_BLOCK_SIZE).contains(&block_size)
+        {
+            return corrupt(format!(
+                "block size {block_size} is not a power of two from {MIN_BLOCK_SIZE} to {MAX_BLOCK_SIZE}"
+            ));
+        }
+        let column_bits = u32_at(28);
+        if column_bits & !Columns::ALL.bits() != 0 {
+            return corrupt(format!("unknown optional columns {column_bits:#x}"));
+        }
+        let columns = Columns(column_bits);
+        let header = Header::new(u64_at(16), block_size, columns, u32_at(40));
+        if header.block_bytes != u64_at(32) {
+            return corrupt(format!(
+                "block bytes {} disagree with the layout ({})",
+                u64_at(32),
+                header.block_bytes
+            ));
+        }
+        if bytes[48..].iter().any(|&b| b != 0) {
+            return corrupt("reserved bytes are not zero".to_string());
+        }
+        if header
+            .block_count()
+            .checked_mul(header.block_bytes)
+            .and_then(|n| n.checked_add(HEADER_SIZE as u64))
+            .is_none()
+        {
+            return corrupt(format!("position count {} is impossible", header.count));
+        }
+        Ok(header)
+    }
+}
+
+fn header_crc(bytes: &[u8; HEADER_SIZE]) -> u32 {
+    let mut hasher = crc32fast::Hasher::new();
+    hasher.update(&bytes[..44]);
+    hasher.update(&bytes[48..]);
+    hasher.finalize()
+}

@@ -1,0 +1,348 @@
+//! The position database (`.psdb`): a header, then blocks of structure-of-arrays columns,
+//! read zero-copy through a memory map. The byte layout is specified in `docs/FORMAT.md`.
+
+mod layout;
+mod writer;
+
+use std::fs::File;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use bytemuck::Pod;
+use memmap2::Mmap;
+use pawnstorm_kernels::{Bitboard, Color, Square};
+use thiserror::Error;
+
+use crate::board::{CastlingRights, Position, PositionError, PositionParts};
+use crate::labels::{GameResult, Labels, Record};
+
+pub use layout::{
+    Columns, DEFAULT_BLOCK_SIZE, FORMAT_VERSION, HEADER_SIZE, Header, MAGIC, MAX_BLOCK_SIZE,
+    MIN_BLOCK_SIZE,
+};
+pub use writer::DbWriter;
+
+/// Errors of reading or writing a position DB. Each names the file.
+#[derive(Debug, Error)]
+pub enum DbError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: not a pawnstorm position database (wrong magic bytes)")]
+    NotADatabase { path: PathBuf },
+    #[error(
+        "{path}: format version {found} is not supported (this pawnstorm reads version {FORMAT_VERSION}); a newer pawnstorm wrote it"
+    )]
+    UnsupportedVersion { path: PathBuf, found: u32 },
+    #[error("{path}: file is {actual} bytes but its header says {expected}: truncated or extended")]
+    WrongSize {
+        path: PathBuf,
+        expected: u64,
+        actual: u64,
+    },
+    #[error("{path}: corrupt header: {what}")]
+    CorruptHeader { path: PathBuf, what: String },
+    #[error("{path}: checksum mismatch in the {what}: the file is corrupt")]
+    Checksum { path: PathBuf, what: &'static str },
+    #[error("{path}: position {index} is invalid: {reason}")]
+    BadRecord {
+        path: PathBuf,
+        index: u64,
+        reason: String,
+    },
+    #[error("{path}: {what}")]
+    Invalid { path: PathBuf, what: String },
+}
+
+impl DbError {
+    pub(crate) fn io(path: &Path, source: std::io::Error) -> DbError {
+        DbError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
+/// An open, validated position database.
+pub struct Database {
+    path: PathBuf,
+    header: Header,
+    map: Option<Mmap>,
+}
+
+/// One block's columns, each `block_size` long; rows `len..` are padding.
+pub struct Block<'a> {
+    pub len: usize,
+    pub pieces: [&'a [Bitboard]; 6],
+    pub colors: [&'a [Bitboard]; 2],
+    pub side_to_move: &'a [u8],
+    pub castling: &'a [u16],
+    pub en_passant: &'a [u8],
+    pub halfmove_clock: &'a [u16],
+    pub fullmove_number: &'a [u16],
+    pub result: Option<&'a [i8]>,
+    pub score: Option<&'a [i32]>,
+    pub game_id: Option<&'a [u32]>,
+    pub ply: Option<&'a [u16]>,
+}
+
+impl Database {
+    /// Opens and validates `path`: magic, version, header checksum, every size and offset.
+    /// The payload checksum is checked by [`Database::verify`].
+    pub fn open(path: impl AsRef<Path>) -> Result<Database, DbError> {
+        let path = path.as_ref();
+        let file = File::open(path).map_err(|e| DbError::io(path, e))?;
+        let actual = file.metadata().map_err(|e| DbError::io(path, e))?.len();
+        let mut head = [0u8; HEADER_SIZE];
+        {
+            use std::io::Read;
+            let mut reader = &file;
+            let mut filled = 0;
+            while filled < HEADER_SIZE {
+                let n = reader
+                    .read(&mut head[filled..])
+                    .map_err(|e| DbError::io(path, e))?;
+                if n == 0 {
+                    break;
+                }
+                filled += n;
+            }
+            if filled < MAGIC.len() || head[..MAGIC.len()] != MAGIC {
+                return Err(DbError::NotADatabase {
+                    path: path.to_path_buf(),
+                });
+            }
+            if filled < HEADER_SIZE {
+                return Err(DbError::WrongSize {
+                    path: path.to_path_buf(),
+                    expected: HEADER_SIZE as u64,
+                    actual,
+                });
+            }
+        }
+        let header = Header::decode(&head).map_err(|e| e.at(path))?;
+        let expected = header.file_size();
+        if actual != expected {
+            return Err(DbError::WrongSize {
+                path: path.to_path_buf(),
+                expected,
+                actual,
+            });
+        }
+        // An empty DB has no payload, and a zero-length map is an error on some systems.
+        let map = if header.count == 0 {
+            None
+        } else {
+            // SAFETY: the map is read-only; pawnstorm replaces DBs by renaming a new file
+            // into place, never by writing into one, so the mapped bytes do not change
+            // under us unless another program truncates the file while we read it.
+            Some(unsafe { Mmap::map(&file) }.map_err(|e| DbError::io(path, e))?)
+        };
+        Ok(Database {
+            path: path.to_path_buf(),
+            header,
+            map,
+        })
+    }
+
+    /// Checks the payload checksum (reads the whole file once).
+    pub fn verify(&self) -> Result<(), DbError> {
+        let mut hasher = crc32fast::Hasher::new();
+        hasher.update(self.payload());
+        if hasher.finalize() != self.header.payload_crc {
+            return Err(DbError::Checksum {
+                path: self.path.clone(),
+                what: "position data",
+            });
+        }
+        Ok(())
+    }
+
+    fn payload(&self) -> &[u8] {
+        self.map.as_deref().map_or(&[], |m| &m[HEADER_SIZE..])
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+    pub fn len(&self) -> u64 {
+        self.header.count
+    }
+    pub fn is_empty(&self) -> bool {
+        self.header.count == 0
+    }
+    pub fn block_size(&self) -> usize {
+        self.header.block_size as usize
+    }
+    pub fn block_count(&self) -> usize {
+        self.header.block_count() as usize
+    }
+    pub fn columns(&self) -> Columns {
+        self.header.columns
+    }
+
+    /// The columns of block `index` as slices into the map, no copy.
+    pub fn block(&self, index: usize) -> Result<Block<'_>, DbError> {
+        if index >= self.block_count() {
+            return Err(DbError::Invalid {
+                path: self.path.clone(),
+                what: format!("block {index} is past the last block"),
+            });
+        }
+        let layout = self.header.layout();
+        let block_bytes = layout.block_bytes as usize;
+        let start = index * block_bytes;
+        let bytes = &self.payload()[start..start + block_bytes];
+        let n = self.block_size();
+        let len = (self.header.count - (index * n) as u64).min(n as u64) as usize;
+        let column = |offset: usize| offset;
+        let bitboards = |i: usize| self.cast::<Bitboard>(bytes, layout.bitboards[i], n);
+        Ok(Block {
+            len,
+            pieces: [
+                bitboards(0)?,
+                bitboards(1)?,
+                bitboards(2)?,
+                bitboards(3)?,
+                bitboards(4)?,
+                bitboards(5)?,
+            ],
+            colors: [bitboards(6)?, bitboards(7)?],
+            side_to_move: self.cast(bytes, column(layout.side_to_move), n)?,
+            castling: self.cast(bytes, layout.castling, n)?,
+            en_passant: self.cast(bytes, layout.en_passant, n)?,
+            halfmove_clock: self.cast(bytes, layout.halfmove_clock, n)?,
+            fullmove_number: self.cast(bytes, layout.fullmove_number, n)?,
+            result: layout.result.map(|o| self.cast(bytes, o, n)).transpose()?,
+            score: layout.score.map(|o| self.cast(bytes, o, n)).transpose()?,
+            game_id: layout.game_id.map(|o| self.cast(bytes, o, n)).transpose()?,
+            ply: layout.ply.map(|o| self.cast(bytes, o, n)).transpose()?,
+        })
+    }
+
+    fn cast<'a, T: Pod>(
+        &self,
+        bytes: &'a [u8],
+        offset: usize,
+        n: usize,
+    ) -> Result<&'a [T], DbError> {
+        let size = n * std::mem::size_of::<T>();
+        bytes
+            .get(offset..offset + size)
+            .and_then(|b| bytemuck::try_cast_slice(b).ok())
+            .ok_or_else(|| DbError::Invalid {
+                path: self.path.clone(),
+                what: format!("column at offset {offset} is out of bounds or misaligned"),
+            })
+    }
+
+    /// The record at `index`, validated.
+    pub fn record(&self, index: u64) -> Result<Record, DbError> {
+        let n = self.block_size() as u64;
+        let block = self.block((index / n) as usize)?;
+        let row = (index % n) as usize;
+        if row >= block.len {
+            return Err(DbError::Invalid {
+                path: self.path.clone(),
+                what: format!(
+                    "position {index} is past the end ({} positions)",
+                    self.len()
+                ),
+            });
+        }
+        block.record(row).map_err(|reason| DbError::BadRecord {
+            path: self.path.clone(),
+            index,
+            reason,
+        })
+    }
+
+    /// The records in `range`, in order, each validated.
+    pub fn records(&self, range: Range<u64>) -> impl Iterator<Item = Result<Record, DbError>> + '_ {
+        let end = range.end.min(self.len());
+        let n = self.block_size() as u64;
+        let mut current: Option<(u64, Block<'_>)> = None;
+        (range.start..end).map(move |index| {
+            let block_index = index / n;
+            if current.as_ref().is_none_or(|(b, _)| *b != block_index) {
+                current = Some((block_index, self.block(block_index as usize)?));
+            }
+            let (_, block) = current.as_ref().expect("set above");
+            block
+                .record((index % n) as usize)
+                .map_err(|reason| DbError::BadRecord {
+                    path: self.path.clone(),
+                    index,
+                    reason,
+                })
+        })
+    }
+
+    /// The largest game id in the DB, if it has a game id column with any id in it.
+    pub fn max_game_id(&self) -> Result<Option<u32>, DbError> {
+        let mut max = None;
+        for index in 0..self.block_count() {
+            let block = self.block(index)?;
+            if let Some(ids) = block.game_id {
+                let block_max = ids[..block.len].iter().filter(|&&id| id != u32::MAX).max();
+                max = max.max(block_max.copied());
+            }
+        }
+        Ok(max)
+    }
+}
+
+impl Block<'_> {
+    /// Decodes and validates row `row`.
+    pub fn record(&self, row: usize) -> Result<Record, String> {
+        let side_to_move = match self.side_to_move[row] {
+            0 => Color::White,
+            1 => Color::Black,
+            other => return Err(format!("side to move byte is {other}, not 0 or 1")),
+        };
+        let castling = CastlingRights::from_bits(self.castling[row])
+            .ok_or_else(|| format!("castling bits {:#06x} are invalid", self.castling[row]))?;
+        let en_passant = match self.en_passant[row] {
+            layout::NO_SQUARE => None,
+            sq => Some(
+                Square::new(sq).ok_or_else(|| format!("en-passant byte {sq} is not a square"))?,
+            ),
+        };
+        let parts = PositionParts {
+            pieces: self.pieces.map(|column| column[row]),
+            colors: self.colors.map(|column| column[row]),
+            side_to_move,
+            castling,
+            en_passant,
+            halfmove_clock: self.halfmove_clock[row],
+            fullmove_number: self.fullmove_number[row],
+        };
+        if parts.fullmove_number == 0 {
+            return Err("fullmove number is 0".to_string());
+        }
+        let position = Position::from_parts(parts).map_err(|e: PositionError| e.to_string())?;
+        let labels = Labels {
+            result: match self.result.map(|c| c[row]) {
+                None | Some(layout::NO_RESULT) => None,
+                Some(v) => Some(
+                    GameResult::from_i8(v).ok_or_else(|| format!("result byte {v} is invalid"))?,
+                ),
+            },
+            score: self
+                .score
+                .map(|c| c[row])
+                .filter(|&s| s != layout::NO_SCORE),
+            game_id: self
+                .game_id
+                .map(|c| c[row])
+                .filter(|&g| g != layout::NO_GAME),
+            ply: self.ply.map(|c| c[row]).filter(|&p| p != layout::NO_PLY),
+        };
+        Ok(Record { position, labels })
+    }
+}

@@ -1,0 +1,540 @@
+//! FEN: strict parsing with errors that name the field and the character, and writing.
+//!
+//! Both the six-field form and the four-field form (no clocks, as EPD writes positions) are
+//! read; the clocks then default to `0 1`. Castling rights are read as standard `KQkq`,
+//! X-FEN (`K` = the outermost rook on that side) or Shredder-FEN file letters (`HAha`).
+
+use std::fmt::{self, Write};
+
+use pawnstorm_kernels::{Bitboard, Color, File, Rank, Square};
+use thiserror::Error;
+
+use crate::board::{
+    CastlingRights, CastlingSide, Piece, PieceType, Position, PositionError, PositionParts,
+    back_rank,
+};
+
+pub const STARTPOS: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+
+/// The FEN field an error is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FenField {
+    Board,
+    SideToMove,
+    Castling,
+    EnPassant,
+    HalfmoveClock,
+    FullmoveNumber,
+    /// Text after the last field.
+    Trailing,
+}
+
+impl fmt::Display for FenField {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            FenField::Board => "board",
+            FenField::SideToMove => "side to move",
+            FenField::Castling => "castling",
+            FenField::EnPassant => "en passant",
+            FenField::HalfmoveClock => "halfmove clock",
+            FenField::FullmoveNumber => "fullmove number",
+            FenField::Trailing => "trailing text",
+        })
+    }
+}
+
+/// What is wrong with a FEN.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum FenErrorKind {
+    #[error("field is missing")]
+    Missing,
+    #[error("unexpected character {0:?}")]
+    UnexpectedChar(char),
+    #[error("rank {rank} has more than 8 squares")]
+    RankTooLong { rank: u8 },
+    #[error("rank {rank} has {squares} squares, not 8")]
+    RankTooShort { rank: u8, squares: u8 },
+    #[error("the board has more than 8 ranks")]
+    TooManyRanks,
+    #[error("the board has {0} ranks, not 8")]
+    TooFewRanks(u8),
+    #[error("two digits in a row (write the sum)")]
+    ConsecutiveDigits,
+    #[error("castling right {0:?} given twice")]
+    DuplicateCastling(char),
+    #[error("not a number, or out of range (at most {max})")]
+    BadNumber { max: u32 },
+    #[error("the fullmove number starts at 1")]
+    ZeroFullmove,
+    #[error("{0}")]
+    Invalid(PositionError),
+}
+
+/// A FEN error: the field, the 1-based character position in the text, and what is wrong.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+#[error("{field} field, character {column}: {kind}")]
+pub struct FenError {
+    pub field: FenField,
+    pub column: usize,
+    pub kind: FenErrorKind,
+}
+
+/// Splits text into whitespace-separated tokens, remembering byte offsets.
+pub(crate) struct Tokens<'a> {
+    text: &'a str,
+    pos: usize,
+}
+
+impl<'a> Tokens<'a> {
+    pub(crate) fn new(text: &'a str) -> Self {
+        Tokens { text, pos: 0 }
+    }
+
+    fn skip_space(&mut self) {
+        let bytes = self.text.as_bytes();
+        while self.pos < bytes.len() && bytes[self.pos].is_ascii_whitespace() {
+            self.pos += 1;
+        }
+    }
+
+    /// The next token and its byte offset, or the offset where it would start.
+    pub(crate) fn next_token(&mut self) -> Result<(&'a str, usize), usize> {
+        self.skip_space();
+        let start = self.pos;
+        let bytes = self.text.as_bytes();
+        while self.pos < bytes.len() && !bytes[self.pos].is_ascii_whitespace() {
+            self.pos += 1;
+        }
+        if start == self.pos {
+            Err(start)
+        } else {
+            Ok((&self.text[start..self.pos], start))
+        }
+    }
+
+    pub(crate) fn peek(&mut self) -> Option<&'a str> {
+        let saved = self.pos;
+        let token = self.next_token().ok().map(|(t, _)| t);
+        self.pos = saved;
+        token
+    }
+
+    /// Everything after the current position, leading space removed, and its offset.
+    pub(crate) fn rest(&mut self) -> (&'a str, usize) {
+        self.skip_space();
+        (&self.text[self.pos..], self.pos)
+    }
+}
+
+/// The 1-based character column of a byte offset.
+pub(crate) fn column(text: &str, byte_offset: usize) -> usize {
+    let offset = byte_offset.min(text.len());
+    text.get(..offset)
+        .map_or(offset, |prefix| prefix.chars().count())
+        + 1
+}
+
+fn err(text: &str, field: FenField, offset: usize, kind: FenErrorKind) -> FenError {
+    FenError {
+        field,
+        column: column(text, offset),
+        kind,
+    }
+}
+
+/// Parses a FEN with six fields, or four (clocks `0 1`). Nothing may follow.
+pub fn parse_fen(text: &str) -> Result<Position, FenError> {
+    let mut tokens = Tokens::new(text);
+    let position = parse_fields(text, &mut tokens, ClockMode::Optional)?;
+    if let Ok((_, offset)) = tokens.next_token() {
+        return Err(err(
+            text,
+            FenField::Trailing,
+            offset,
+            FenErrorKind::UnexpectedChar(text[offset..].chars().next().unwrap_or(' ')),
+        ));
+    }
+    Ok(position)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ClockMode {
+    /// FEN: the clocks may be left out, but nothing else may follow the fourth field.
+    Optional,
+    /// EPD: the clocks are read only if the fifth token is a number; operations may follow.
+    IfNumeric,
+}
+
+/// Parses the position fields from `tokens`, leaving it after the last field read.
+pub(crate) fn parse_fields(
+    text: &str,
+    tokens: &mut Tokens<'_>,
+    clocks: ClockMode,
+) -> Result<Position, FenError> {
+    let missing = |field, offset| err(text, field, offset, FenErrorKind::Missing);
+    let (board, board_at) = tokens
+        .next_token()
+        .map_err(|at| missing(FenField::Board, at))?;
+    let (pieces, colors) = parse_board(text, board, board_at)?;
+
+    let (side, side_at) = tokens
+        .next_token()
+        .map_err(|at| missing(FenField::SideToMove, at))?;
+    let side_to_move = match side {
+        "w" => Color::White,
+        "b" => Color::Black,
+        _ => {
+            let bad = if side.starts_with(['w', 'b']) {
+                side.chars().nth(1)
+            } else {
+                side.chars().next()
+            };
+            let offset = if side.starts_with(['w', 'b']) {
+                side_at + 1
+            } else {
+                side_at
+            };
+            return Err(err(
+                text,
+                FenField::SideToMove,
+                offset,
+                FenErrorKind::UnexpectedChar(bad.unwrap_or(' ')),
+            ));
+        }
+    };
+
+    let (castling_text, castling_at) = tokens
+        .next_token()
+        .map_err(|at| missing(FenField::Castling, at))?;
+    let castling = parse_castling(text, castling_text, castling_at, &pieces, &colors)?;
+
+    let (ep_text, ep_at) = tokens
+        .next_token()
+        .map_err(|at| missing(FenField::EnPassant, at))?;
+    let en_passant = if ep_text == "-" {
+        None
+    } else {
+        Some(Square::from_name(ep_text).ok_or_else(|| {
+            let bad = ep_text
+                .char_indices()
+                .find(|&(i, c)| match i {
+                    0 => File::from_char(c).is_none(),
+                    1 => Rank::from_char(c).is_none(),
+                    _ => true,
+                })
+                .unwrap_or((0, ' '));
+            err(
+                text,
+                FenField::EnPassant,
+                ep_at + bad.0,
+                FenErrorKind::UnexpectedChar(bad.1),
+            )
+        })?)
+    };
+
+    let read_clocks = match clocks {
+        ClockMode::Optional => tokens.peek().is_some(),
+        ClockMode::IfNumeric => tokens
+            .peek()
+            .is_some_and(|t| t.as_bytes()[0].is_ascii_digit()),
+    };
+    let (halfmove_clock, fullmove_number) = if read_clocks {
+        let (half, half_at) = tokens
+            .next_token()
+            .map_err(|at| missing(FenField::HalfmoveClock, at))?;
+        let halfmove = parse_number(text, FenField::HalfmoveClock, half, half_at)?;
+        let (full, full_at) = tokens
+            .next_token()
+            .map_err(|at| missing(FenField::FullmoveNumber, at))?;
+        let fullmove = parse_number(text, FenField::FullmoveNumber, full, full_at)?;
+        if fullmove == 0 {
+            return Err(err(
+                text,
+                FenField::FullmoveNumber,
+                full_at,
+                FenErrorKind::ZeroFullmove,
+            ));
+        }
+        (halfmove, fullmove)
+    } else {
+        (0, 1)
+    };
+
+    Position::from_parts(PositionParts {
+        pieces,
+        colors,
+        side_to_move,
+        castling,
+        en_passant,
+        halfmove_clock,
+        fullmove_number,
+    })
+    .map_err(|e| {
+        let (field, offset) = match e {
+            PositionError::CastlingWithoutKing { .. }
+            | PositionError::CastlingWithoutRook { .. } => (FenField::Castling, castling_at),
+            PositionError::EnPassant { .. } => (FenField::EnPassant, ep_at),
+            _ => (FenField::Board, board_at),
+        };
+        err(text, field, offset, FenErrorKind::Invalid(e))
+    })
+}
+
+fn parse_number(text: &str, field: FenField, token: &str, at: usize) -> Result<u16, FenError> {
+    if let Some((i, c)) = token.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        return Err(err(text, field, at + i, FenErrorKind::UnexpectedChar(c)));
+    }
+    token.parse::<u16>().map_err(|_| {
+        err(
+            text,
+            field,
+            at,
+            FenErrorKind::BadNumber {
+                max: u16::MAX as u32,
+            },
+        )
+    })
+}
+
+fn parse_board(
+    text: &str,
+    board: &str,
+    at: usize,
+) -> Result<([Bitboard; 6], [Bitboard; 2]), FenError> {
+    let mut pieces = [Bitboard::EMPTY; 6];
+    let mut colors = [Bitboard::EMPTY; 2];
+    let mut rank: i32 = 7;
+    let mut file: u8 = 0;
+    let mut previous_digit = false;
+    let fail = |i: usize, kind| err(text, FenField::Board, at + i, kind);
+    for (i, &byte) in board.as_bytes().iter().enumerate() {
+        match byte {
+            b'/' => {
+                if file != 8 {
+                    return Err(fail(
+                        i,
+                        FenErrorKind::RankTooShort {
+                            rank: (rank + 1) as u8,
+                            squares: file,
+                        },
+                    ));
+                }
+                if rank == 0 {
+                    return Err(fail(i, FenErrorKind::TooManyRanks));
+                }
+                rank -= 1;
+                file = 0;
+                previous_digit = false;
+            }
+            b'1'..=b'8' => {
+                if previous_digit {
+                    return Err(fail(i, FenErrorKind::ConsecutiveDigits));
+                }
+                file += byte - b'0';
+                if file > 8 {
+                    return Err(fail(
+                        i,
+                        FenErrorKind::RankTooLong {
+                            rank: (rank + 1) as u8,
+                        },
+                    ));
+                }
+                previous_digit = true;
+            }
+            _ => {
+                let c = board[i..].chars().next().unwrap_or(' ');
+                let Some(piece) = Piece::from_fen_char(c) else {
+                    return Err(fail(i, FenErrorKind::UnexpectedChar(c)));
+                };
+                if file >= 8 {
+                    return Err(fail(
+                        i,
+                        FenErrorKind::RankTooLong {
+                            rank: (rank + 1) as u8,
+                        },
+                    ));
+                }
+                let bit = Bitboard(1 << (rank as u32 * 8 + file as u32));
+                pieces[piece.kind.index()] |= bit;
+                colors[piece.color.index()] |= bit;
+                file += 1;
+                previous_digit = false;
+            }
+        }
+    }
+    if file != 8 {
+        return Err(fail(
+            board.len(),
+            FenErrorKind::RankTooShort {
+                rank: (rank + 1) as u8,
+                squares: file,
+            },
+        ));
+    }
+    if rank != 0 {
+        return Err(fail(
+            board.len(),
+            FenErrorKind::TooFewRanks((8 - rank) as u8),
+        ));
+    }
+    Ok((pieces, colors))
+}
+
+fn parse_castling(
+    text: &str,
+    field: &str,
+    at: usize,
+    pieces: &[Bitboard; 6],
+    colors: &[Bitboard; 2],
+) -> Result<CastlingRights, FenError> {
+    let mut rights = CastlingRights::NONE;
+    if field == "-" {
+        return Ok(rights);
+    }
+    for (i, c) in field.char_indices() {
+        let fail = |kind| err(text, FenField::Castling, at + i, kind);
+        let color = if c.is_ascii_uppercase() {
+            Color::White
+        } else {
+            Color::Black
+        };
+        let rank = back_rank(color);
+        let ours = colors[color.index()] & Bitboard::rank(rank);
+        let king = (pieces[PieceType::King.index()] & ours).first();
+        let rooks = pieces[PieceType::Rook.index()] & ours;
+        let (side, file) = match c.to_ascii_lowercase() {
+            'k' | 'q' => {
+                let Some(king) = king else {
+                    return Err(fail(FenErrorKind::Invalid(
+                        PositionError::CastlingWithoutKing { color },
+                    )));
+                };
+                let side = if c.eq_ignore_ascii_case(&'k') {
+                    CastlingSide::King
+                } else {
+                    CastlingSide::Queen
+                };
+                // X-FEN: the outermost rook on that side of the king.
+                let outermost = rooks.squares().map(Square::file).filter(|&f| match side {
+                    CastlingSide::King => f > king.file(),
+                    CastlingSide::Queen => f < king.file(),
+                });
+                let file = match side {
+                    CastlingSide::King => outermost.max(),
+                    CastlingSide::Queen => outermost.min(),
+                };
+                let Some(file) = file else {
+                    let default = if side == CastlingSide::King { 7 } else { 0 };
+                    return Err(fail(FenErrorKind::Invalid(
+                        PositionError::CastlingWithoutRook {
+                            color,
+                            side,
+                            file: File::new(default).expect("a or h"),
+                        },
+                    )));
+                };
+                (side, file)
+            }
+            'a'..='h' => {
+                let file = File::from_char(c.to_ascii_lowercase()).expect("a..h");
+                let Some(king) = king else {
+                    return Err(fail(FenErrorKind::Invalid(
+                        PositionError::CastlingWithoutKing { color },
+                    )));
+                };
+                let side = if file > king.file() {
+                    CastlingSide::King
+                } else {
+                    CastlingSide::Queen
+                };
+                (side, file)
+            }
+            _ => return Err(fail(FenErrorKind::UnexpectedChar(c))),
+        };
+        if rights.rook_file(color, side).is_some() {
+            return Err(fail(FenErrorKind::DuplicateCastling(c)));
+        }
+        rights.set(color, side, Some(file));
+    }
+    Ok(rights)
+}
+
+/// Writes the six-field FEN. Castling is written `KQkq` where the right's rook is the
+/// outermost on its side (standard chess and X-FEN), as a file letter otherwise.
+pub fn write_fen(position: &Position) -> String {
+    let mut fen = String::with_capacity(90);
+    write_position_fields(position, &mut fen);
+    let _ = write!(
+        fen,
+        " {} {}",
+        position.halfmove_clock(),
+        position.fullmove_number()
+    );
+    fen
+}
+
+/// Writes the four position fields (board, side, castling, en passant), as EPD starts.
+pub fn write_position_fields(position: &Position, out: &mut String) {
+    for rank in (0..8u8).rev() {
+        let mut empty = 0;
+        for file in 0..8u8 {
+            let square = Square::new(rank * 8 + file).expect("in range");
+            match position.piece_at(square) {
+                Some(piece) => {
+                    if empty > 0 {
+                        out.push((b'0' + empty) as char);
+                        empty = 0;
+                    }
+                    out.push(piece.fen_char());
+                }
+                None => empty += 1,
+            }
+        }
+        if empty > 0 {
+            out.push((b'0' + empty) as char);
+        }
+        if rank > 0 {
+            out.push('/');
+        }
+    }
+    out.push(' ');
+    out.push(position.side_to_move().fen_char());
+    out.push(' ');
+    let rights = position.castling();
+    if rights.is_empty() {
+        out.push('-');
+    }
+    for color in Color::ALL {
+        let rank = back_rank(color);
+        let rooks = position.pieces(color, PieceType::Rook) & Bitboard::rank(rank);
+        for side in [CastlingSide::King, CastlingSide::Queen] {
+            let Some(file) = rights.rook_file(color, side) else {
+                continue;
+            };
+            let outer = rooks.squares().map(Square::file);
+            let outermost = match side {
+                CastlingSide::King => outer.max(),
+                CastlingSide::Queen => outer.min(),
+            };
+            let c = if outermost == Some(file) {
+                match side {
+                    CastlingSide::King => 'k',
+                    CastlingSide::Queen => 'q',
+                }
+            } else {
+                file.to_char()
+            };
+            out.push(match color {
+                Color::White => c.to_ascii_uppercase(),
+                Color::Black => c,
+            });
+        }
+    }
+    out.push(' ');
+    match position.en_passant() {
+        Some(square) => {
+            let _ = write!(out, "{square}");
+        }
+        None => out.push('-'),
+    }
+}

@@ -1,0 +1,388 @@
+//! PGN import: every position of every game (after the skip/every filter), labelled with
+//! the game's result, its game id and its ply. SAN moves are checked and played with
+//! `shakmaty`; `pgn-reader` parses the movetext.
+//!
+//! Games are first cut out of the text line by line, so that a bad game can be reported
+//! with the line it starts on, and skipped without losing the games around it.
+
+use std::ops::ControlFlow;
+
+use pgn_reader::{KnownOutcome, Outcome, RawTag, Reader, SanPlus, Visitor};
+use shakmaty::fen::Fen;
+use shakmaty::{CastlingMode, Chess, EnPassantMode, Position as _, Role};
+
+use super::{Counts, Handlers, ImportError, ImportOptions, Input, PROGRESS_EVERY};
+use crate::board::{CastlingRights, CastlingSide, Position, PositionParts};
+use crate::labels::{GameResult, Labels, Record};
+use pawnstorm_kernels::{Bitboard, Color, Square};
+
+pub(super) fn import_games(
+    input: &mut Input,
+    options: &ImportOptions,
+    next_game_id: &mut u32,
+    handlers: &mut Handlers<'_>,
+) -> Result<Counts, ImportError> {
+    let mut counts = Counts::default();
+    let mut game = GameText::default();
+    let mut visitor = GameVisitor {
+        options: *options,
+        records: Vec::new(),
+    };
+    let mut last_progress = 0;
+    while input.next_line()? {
+        if input.line - last_progress >= PROGRESS_EVERY {
+            last_progress = input.line;
+            (handlers.progress)(input.bytes_read());
+        }
+        let line = &input.buffer;
+        let trimmed = line.trim_ascii_start();
+        if trimmed.starts_with(b"[") && game.in_movetext && game.brace_depth == 0 {
+            finish_game(
+                input,
+                &mut game,
+                &mut visitor,
+                next_game_id,
+                handlers,
+                &mut counts,
+            )?;
+        }
+        game.add_line(input.line, &input.buffer);
+    }
+    finish_game(
+        input,
+        &mut game,
+        &mut visitor,
+        next_game_id,
+        handlers,
+        &mut counts,
+    )?;
+    (handlers.progress)(input.bytes_read());
+    Ok(counts)
+}
+
+/// The text of one game as it is gathered.
+#[derive(Default)]
+struct GameText {
+    text: Vec<u8>,
+    first_line: u64,
+    in_movetext: bool,
+    brace_depth: i32,
+    has_content: bool,
+}
+
+impl GameText {
+    fn add_line(&mut self, number: u64, line: &[u8]) {
+        let trimmed = line.trim_ascii();
+        if !self.has_content {
+            if trimmed.is_empty() {
+                return;
+            }
+            self.first_line = number;
+            self.has_content = true;
+        }
+        // `%` lines are PGN escape lines; they are neither tags nor moves.
+        if !trimmed.is_empty()
+            && !trimmed.starts_with(b"%")
+            && (self.in_movetext || !trimmed.starts_with(b"["))
+        {
+            self.in_movetext = true;
+        }
+        for &b in line {
+            match b {
+                b'{' => self.brace_depth += 1,
+                b'}' => self.brace_depth = (self.brace_depth - 1).max(0),
+                _ => {}
+            }
+        }
+        self.text.extend_from_slice(line);
+        self.text.push(b'\n');
+    }
+
+    fn first_line_text(&self) -> String {
+        let end = self
+            .text
+            .iter()
+            .position(|&b| b == b'\n')
+            .unwrap_or(self.text.len());
+        String::from_utf8_lossy(&self.text[..end])
+            .trim()
+            .to_string()
+    }
+
+    fn clear(&mut self) {
+        self.text.clear();
+        self.in_movetext = false;
+        self.brace_depth = 0;
+        self.has_content = false;
+    }
+}
+
+fn finish_game(
+    input: &Input,
+    game: &mut GameText,
+    visitor: &mut GameVisitor,
+    next_game_id: &mut u32,
+    handlers: &mut Handlers<'_>,
+    counts: &mut Counts,
+) -> Result<(), ImportError> {
+    if !game.has_content {
+        game.clear();
+        return Ok(());
+    }
+    visitor.records.clear();
+    let outcome = Reader::new(game.text.as_slice())
+        .read_game(visitor)
+        .map_err(|source| ImportError::Io {
+            file: input.name.clone(),
+            source,
+        })?;
+    let outcome = outcome.unwrap_or_else(|| Err("no game found".to_string()));
+    match outcome {
+        Ok(()) => {
+            counts.games += 1;
+            let game_id = *next_game_id;
+            *next_game_id = next_game_id.saturating_add(1);
+            for record in &mut visitor.records {
+                record.labels.game_id = Some(game_id);
+                (handlers.record)(record)?;
+                counts.positions += 1;
+            }
+        }
+        Err(reason) => {
+            let text = game.first_line_text();
+            input.reject(handlers, game.first_line, reason, &text, counts)?;
+        }
+    }
+    game.clear();
+    Ok(())
+}
+
+struct GameVisitor {
+    options: ImportOptions,
+    records: Vec<Record>,
+}
+
+#[derive(Default)]
+struct Tags {
+    fen: Option<String>,
+    chess960: bool,
+    unsupported_variant: Option<String>,
+    result: Option<GameResult>,
+}
+
+struct Movetext {
+    position: Chess,
+    ply: u32,
+    tag_result: Option<GameResult>,
+    outcome: Option<GameResult>,
+    failed: Option<String>,
+}
+
+impl GameVisitor {
+    fn keep(&self, ply: u32) -> bool {
+        ply >= self.options.skip_plies
+            && (ply - self.options.skip_plies).is_multiple_of(self.options.every.max(1))
+    }
+
+    fn emit(&mut self, movetext: &Movetext) -> Result<(), String> {
+        if !self.keep(movetext.ply) {
+            return Ok(());
+        }
+        let position = from_shakmaty(&movetext.position)?;
+        let ply = u16::try_from(movetext.ply)
+            .ok()
+            .filter(|&p| p != u16::MAX)
+            .ok_or("game longer than 65,534 plies")?;
+        self.records.push(Record {
+            position,
+            labels: Labels {
+                ply: Some(ply),
+                ..Labels::default()
+            },
+        });
+        Ok(())
+    }
+}
+
+impl Visitor for GameVisitor {
+    type Tags = Tags;
+    type Movetext = Movetext;
+    type Output = Result<(), String>;
+
+    fn begin_tags(&mut self) -> ControlFlow<Self::Output, Self::Tags> {
+        ControlFlow::Continue(Tags::default())
+    }
+
+    fn tag(
+        &mut self,
+        tags: &mut Tags,
+        name: &[u8],
+        value: RawTag<'_>,
+    ) -> ControlFlow<Self::Output> {
+        match name {
+            b"FEN" => tags.fen = Some(value.decode_utf8_lossy().into_owned()),
+            b"Result" => tags.result = GameResult::parse(&value.decode_utf8_lossy()),
+            b"Variant" => {
+                let variant = value.decode_utf8_lossy().to_ascii_lowercase();
+                match variant.as_str() {
+                    "standard" | "from position" | "" => {}
+                    "chess960" | "chess 960" | "fischerandom" | "fischer random" | "960" => {
+                        tags.chess960 = true
+                    }
+                    _ => tags.unsupported_variant = Some(variant),
+                }
+            }
+            _ => {}
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn begin_movetext(&mut self, tags: Tags) -> ControlFlow<Self::Output, Movetext> {
+        if let Some(variant) = tags.unsupported_variant {
+            return ControlFlow::Break(Err(format!("variant {variant:?} is not supported")));
+        }
+        let mode = if tags.chess960 {
+            CastlingMode::Chess960
+        } else {
+            CastlingMode::Standard
+        };
+        let position = match &tags.fen {
+            None => Chess::default(),
+            Some(fen) => {
+                let parsed = Fen::from_ascii(fen.as_bytes())
+                    .map_err(|e| format!("FEN tag {fen:?}: {e}"))
+                    .and_then(|f| {
+                        f.into_position(mode)
+                            .or_else(|_| {
+                                // Some files leave out the Variant tag of a Chess960 game.
+                                Fen::from_ascii(fen.as_bytes())
+                                    .map_err(|e| e.to_string())?
+                                    .into_position(CastlingMode::Chess960)
+                                    .map_err(|e| e.to_string())
+                            })
+                            .map_err(|e| format!("FEN tag {fen:?}: {e}"))
+                    });
+                match parsed {
+                    Ok(position) => position,
+                    Err(e) => return ControlFlow::Break(Err(e)),
+                }
+            }
+        };
+        let movetext = Movetext {
+            position,
+            ply: 0,
+            tag_result: tags.result,
+            outcome: None,
+            failed: None,
+        };
+        if let Err(e) = self.emit(&movetext) {
+            return ControlFlow::Break(Err(e));
+        }
+        ControlFlow::Continue(movetext)
+    }
+
+    fn san(&mut self, movetext: &mut Movetext, san_plus: SanPlus) -> ControlFlow<Self::Output> {
+        let mv = match san_plus.san.to_move(&movetext.position) {
+            Ok(mv) => mv,
+            Err(e) => {
+                let full = movetext.position.fullmoves().get();
+                let dots = if movetext.position.turn() == shakmaty::Color::White {
+                    "."
+                } else {
+                    "..."
+                };
+                let reason = format!("move {full}{dots} {san_plus}: {e}");
+                movetext.failed = Some(reason.clone());
+                return ControlFlow::Break(Err(reason));
+            }
+        };
+        movetext.position.play_unchecked(mv);
+        movetext.ply += 1;
+        if let Err(e) = self.emit(movetext) {
+            return ControlFlow::Break(Err(e));
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn outcome(&mut self, movetext: &mut Movetext, outcome: Outcome) -> ControlFlow<Self::Output> {
+        movetext.outcome = match outcome {
+            Outcome::Known(KnownOutcome::Decisive { winner }) => Some(match winner {
+                shakmaty::Color::White => GameResult::WhiteWin,
+                shakmaty::Color::Black => GameResult::BlackWin,
+            }),
+            Outcome::Known(KnownOutcome::Draw) => Some(GameResult::Draw),
+            Outcome::Unknown => None,
+        };
+        ControlFlow::Continue(())
+    }
+
+    fn end_game(&mut self, movetext: Movetext) -> Self::Output {
+        if let Some(reason) = movetext.failed {
+            return Err(reason);
+        }
+        // The termination marker is the game's own word; the tag stands in for a `*`.
+        let result = movetext.outcome.or(movetext.tag_result);
+        for record in &mut self.records {
+            record.labels.result = result;
+        }
+        Ok(())
+    }
+}
+
+/// Converts a shakmaty position into a pawnstorm one. The en-passant square is kept only
+/// when a legal capture exists, as python-chess writes FENs.
+pub(crate) fn from_shakmaty(position: &Chess) -> Result<Position, String> {
+    let board = position.board();
+    let role = |r: Role| Bitboard(board.by_role(r).0);
+    let pieces = [
+        role(Role::Pawn),
+        role(Role::Knight),
+        role(Role::Bishop),
+        role(Role::Rook),
+        role(Role::Queen),
+        role(Role::King),
+    ];
+    let colors = [
+        Bitboard(board.by_color(shakmaty::Color::White).0),
+        Bitboard(board.by_color(shakmaty::Color::Black).0),
+    ];
+    let side_to_move = match position.turn() {
+        shakmaty::Color::White => Color::White,
+        shakmaty::Color::Black => Color::Black,
+    };
+    let mut castling = CastlingRights::NONE;
+    for rook in Bitboard(position.castles().castling_rights().0).squares() {
+        let color = if rook.rank().index() == 0 {
+            Color::White
+        } else {
+            Color::Black
+        };
+        let king_file = Bitboard(board.kings().0 & colors[color.index()].0)
+            .first()
+            .map(Square::file)
+            .ok_or("castling rights without a king")?;
+        let side = if rook.file() > king_file {
+            CastlingSide::King
+        } else {
+            CastlingSide::Queen
+        };
+        castling.set(color, side, Some(rook.file()));
+    }
+    let en_passant = position
+        .ep_square(EnPassantMode::Legal)
+        .and_then(|sq| Square::new(u8::from(sq)));
+    let halfmove_clock =
+        u16::try_from(position.halfmoves()).map_err(|_| "halfmove clock too large")?;
+    let fullmove_number =
+        u16::try_from(position.fullmoves().get()).map_err(|_| "fullmove number too large")?;
+    Position::from_parts(PositionParts {
+        pieces,
+        colors,
+        side_to_move,
+        castling,
+        en_passant,
+        halfmove_clock,
+        fullmove_number,
+    })
+    .map_err(|e| e.to_string())
+}

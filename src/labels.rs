@@ -1,0 +1,251 @@
+//! Labels that travel with positions (game result, score, game id, ply) and the line
+//! formats that tuners and trainers write them in.
+//!
+//! Points of view: every label is stored from White's point of view. EPD `ce` is from the
+//! side to move (as the EPD standard defines it) and is turned round on reading and writing;
+//! `c9` results, `[1.0]` markers and `FEN | score | result` lines are White's already.
+
+use pawnstorm_kernels::Color;
+use thiserror::Error;
+
+use crate::board::{Position, PositionParts};
+use crate::epd::{self, EpdError};
+use crate::fen::{self, FenError};
+
+/// A game's result, from White's point of view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GameResult {
+    WhiteWin,
+    Draw,
+    BlackWin,
+}
+
+impl GameResult {
+    /// Reads `1-0`, `0-1`, `1/2-1/2` (also `1/2`), and the numeric `1.0`, `0.5`, `0.0`
+    /// (also `1`, `0`).
+    pub fn parse(text: &str) -> Option<GameResult> {
+        match text.trim() {
+            "1-0" | "1.0" | "1" => Some(GameResult::WhiteWin),
+            "0-1" | "0.0" | "0" => Some(GameResult::BlackWin),
+            "1/2-1/2" | "1/2" | "0.5" | ".5" => Some(GameResult::Draw),
+            _ => None,
+        }
+    }
+
+    /// `1-0`, `1/2-1/2` or `0-1`.
+    pub fn as_pgn(self) -> &'static str {
+        match self {
+            GameResult::WhiteWin => "1-0",
+            GameResult::Draw => "1/2-1/2",
+            GameResult::BlackWin => "0-1",
+        }
+    }
+
+    /// 1 for a White win, 0 for a draw, -1 for a Black win (the DB's encoding).
+    pub fn to_i8(self) -> i8 {
+        match self {
+            GameResult::WhiteWin => 1,
+            GameResult::Draw => 0,
+            GameResult::BlackWin => -1,
+        }
+    }
+
+    pub fn from_i8(value: i8) -> Option<GameResult> {
+        match value {
+            1 => Some(GameResult::WhiteWin),
+            0 => Some(GameResult::Draw),
+            -1 => Some(GameResult::BlackWin),
+            _ => None,
+        }
+    }
+}
+
+/// What is known about a position besides the position itself.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Labels {
+    pub result: Option<GameResult>,
+    /// Centipawns, White's point of view.
+    pub score: Option<i32>,
+    pub game_id: Option<u32>,
+    pub ply: Option<u16>,
+}
+
+/// A position with its labels: one row of a position DB.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Record {
+    pub position: Position,
+    pub labels: Labels,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum LineError {
+    #[error(transparent)]
+    Fen(#[from] FenError),
+    #[error(transparent)]
+    Epd(#[from] EpdError),
+    #[error("{0}")]
+    Label(String),
+}
+
+/// Reads one line of EPD/FEN text with its labels. Blank lines and `#` comments give
+/// `Ok(None)`. Accepted forms:
+/// - EPD or FEN, then operations: `c9 "1-0"` (result), `ce 35` (score, side to move),
+///   `game 7`, `ply 12`, `hmvc`/`fmvn` (clocks); other operations are allowed and ignored;
+/// - a FEN or EPD with a trailing result marker `[1.0]`, `[0.5]`, `[0.0]` (or `[1-0]` ...);
+/// - `FEN | score | result`, score in centipawns from White's side.
+pub fn parse_line(line: &str) -> Result<Option<Record>, LineError> {
+    let line = line.trim();
+    if line.is_empty() || line.starts_with('#') {
+        return Ok(None);
+    }
+    if line.contains('|') {
+        return parse_pipe_line(line).map(Some);
+    }
+    if let Some(open) = line.strip_suffix(']').and_then(|l| l.rfind('[')) {
+        let marker = &line[open + 1..line.len() - 1];
+        let result = GameResult::parse(marker).ok_or_else(|| {
+            LineError::Label(format!("result marker [{marker}] is not 1.0, 0.5 or 0.0"))
+        })?;
+        let mut record = parse_epd_record(&line[..open])?;
+        record.labels.result = Some(result);
+        return Ok(Some(record));
+    }
+    parse_epd_record(line).map(Some)
+}
+
+fn parse_pipe_line(line: &str) -> Result<Record, LineError> {
+    let fields: Vec<&str> = line.split('|').map(str::trim).collect();
+    let [fen_text, score, result] = fields[..] else {
+        return Err(LineError::Label(format!(
+            "expected `FEN | score | result`, found {} fields separated by '|'",
+            fields.len()
+        )));
+    };
+    let position = fen::parse_fen(fen_text)?;
+    let score = score
+        .parse::<i32>()
+        .ok()
+        .filter(|&s| s != i32::MIN)
+        .ok_or_else(|| LineError::Label(format!("score {score:?} is not an integer")))?;
+    let result = GameResult::parse(result).ok_or_else(|| {
+        LineError::Label(format!(
+            "result {result:?} is not 1.0, 0.5, 0.0, 1-0, 1/2-1/2 or 0-1"
+        ))
+    })?;
+    Ok(Record {
+        position,
+        labels: Labels {
+            result: Some(result),
+            score: Some(score),
+            ..Labels::default()
+        },
+    })
+}
+
+fn parse_epd_record(text: &str) -> Result<Record, LineError> {
+    let (position, ops_at) = epd::parse_position(text)?;
+    let mut labels = Labels::default();
+    let mut stm_score = None;
+    let mut clocks = (None, None);
+    for op in epd::raw_operations(text, ops_at) {
+        let op = op?;
+        let operand = op.first_operand();
+        let bad = |what: &str| {
+            LineError::Label(format!(
+                "operation {} {:?}: {what}",
+                op.opcode,
+                operand.unwrap_or("")
+            ))
+        };
+        match op.opcode {
+            // c9 also holds other things in some suites (STS keeps UCI moves there): only
+            // a result is a label, anything else is a comment like any other.
+            "c9" => {
+                if let Some(result) = operand.and_then(GameResult::parse) {
+                    labels.result = Some(result);
+                }
+            }
+            "ce" => {
+                stm_score = Some(
+                    operand
+                        .and_then(|s| s.parse::<i32>().ok())
+                        .filter(|&s| s != i32::MIN)
+                        .ok_or_else(|| bad("not an integer"))?,
+                );
+            }
+            "game" => {
+                labels.game_id = Some(
+                    operand
+                        .and_then(|s| s.parse::<u32>().ok())
+                        .filter(|&id| id != u32::MAX)
+                        .ok_or_else(|| bad("not a game number"))?,
+                );
+            }
+            "ply" => {
+                labels.ply = Some(
+                    operand
+                        .and_then(|s| s.parse::<u16>().ok())
+                        .filter(|&ply| ply != u16::MAX)
+                        .ok_or_else(|| bad("not a ply number"))?,
+                );
+            }
+            "hmvc" => {
+                clocks.0 = Some(
+                    operand
+                        .and_then(|s| s.parse::<u16>().ok())
+                        .ok_or_else(|| bad("not a halfmove count"))?,
+                );
+            }
+            "fmvn" => {
+                clocks.1 = Some(
+                    operand
+                        .and_then(|s| s.parse::<u16>().ok())
+                        .filter(|&n| n > 0)
+                        .ok_or_else(|| bad("not a fullmove number"))?,
+                );
+            }
+            _ => {}
+        }
+    }
+    labels.score = stm_score.map(|score| white_pov(score, position.side_to_move()));
+    let position = if clocks == (None, None) {
+        position
+    } else {
+        let parts = position.parts();
+        Position::from_parts(PositionParts {
+            halfmove_clock: clocks.0.unwrap_or(parts.halfmove_clock),
+            fullmove_number: clocks.1.unwrap_or(parts.fullmove_number),
+            ..parts
+        })
+        .map_err(|e| LineError::Label(e.to_string()))?
+    };
+    Ok(Record { position, labels })
+}
+
+/// Turns a score from `side`'s point of view into White's (and back: it is its own inverse).
+pub fn white_pov(score: i32, side: Color) -> i32 {
+    match side {
+        Color::White => score,
+        Color::Black => score.saturating_neg(),
+    }
+}
+
+/// Writes a record as an EPD line with a six-field FEN and its labels as operations:
+/// `c9 "1-0"`, `ce` (side to move's point of view), `game`, `ply`.
+pub fn write_line(record: &Record, out: &mut String) {
+    out.push_str(&record.position.to_fen());
+    let labels = &record.labels;
+    if let Some(result) = labels.result {
+        epd::write_operation(out, "c9", &[result.as_pgn()]);
+    }
+    if let Some(score) = labels.score {
+        let stm = white_pov(score, record.position.side_to_move());
+        epd::write_operation(out, "ce", &[&stm.to_string()]);
+    }
+    if let Some(game) = labels.game_id {
+        epd::write_operation(out, "game", &[&game.to_string()]);
+    }
+    if let Some(ply) = labels.ply {
+        epd::write_operation(out, "ply", &[&ply.to_string()]);
+    }
+}

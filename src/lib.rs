@@ -1,0 +1,14 @@
+//! pawnstorm: bulk chess-position evaluation over memory-mapped structure-of-arrays
+//! bitboards. This crate holds the chess types above the kernels, FEN/EPD, the position
+//! database and the import/export machinery; `main.rs` is a thin CLI over it.
+
+pub mod board;
+pub mod db;
+pub mod epd;
+pub mod fen;
+pub mod import;
+pub mod labels;
+pub mod zobrist;
+
+pub use board::{CastlingRights, CastlingSide, Piece, PieceType, Position, PositionError};
+pub use pawnstorm_kernels::{Bitboard, Color, File, Rank, Square};

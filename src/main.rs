@@ -1,0 +1,395 @@
+//! The `pawnstorm` command line: a thin layer that turns arguments into calls of the library.
+
+use std::io::{self, BufWriter, IsTerminal, Write};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, anyhow, bail};
+use clap::{Parser, Subcommand, ValueEnum};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use pawnstorm::db::{Columns, DEFAULT_BLOCK_SIZE, Database, DbWriter};
+use pawnstorm::fen::{self, FenError};
+use pawnstorm::import::{self, AfterRejection, Format, Handlers, ImportOptions, Source};
+use pawnstorm::labels;
+
+#[derive(Parser)]
+#[command(
+    name = "pawnstorm",
+    version,
+    about = "Bulk chess-position evaluation over memory-mapped bitboards"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Import EPD/FEN lines and PGN games into a position DB (.psdb)
+    Import(ImportArgs),
+    /// Describe a position DB: positions, blocks, columns, size
+    Info {
+        /// The DB to describe
+        db: PathBuf,
+    },
+    /// Write a DB's positions as EPD lines (six-field FEN, labels as operations)
+    Export {
+        /// The DB to read
+        db: PathBuf,
+        /// Output file (standard output if not given)
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// Positions A..B (half-open, 0-based; A.. and ..B also work)
+        #[arg(long, value_parser = parse_range)]
+        range: Option<Range<u64>>,
+    },
+    /// Draw a position: from a FEN, or position N of a DB
+    Show {
+        /// A FEN (quoted), or a DB path
+        target: String,
+        /// Which position of the DB (0-based)
+        #[arg(long, default_value_t = 0)]
+        index: u64,
+    },
+}
+
+#[derive(clap::Args)]
+struct ImportArgs {
+    /// Input files: .epd, .fen, .txt (one position a line), .pgn; optionally .gz; - for stdin
+    #[arg(required = true)]
+    inputs: Vec<String>,
+    /// The DB to write
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Add to the DB instead of replacing it
+    #[arg(long)]
+    append: bool,
+    /// Stop at the first bad line or game (nothing is written)
+    #[arg(long)]
+    strict: bool,
+    /// PGN: leave out the first N plies of each game
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    skip_plies: u32,
+    /// PGN: keep every K-th position
+    #[arg(long, default_value_t = 1, value_name = "K", value_parser = clap::value_parser!(u32).range(1..))]
+    every: u32,
+    /// Input format, if the file names do not tell
+    #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
+    format: FormatArg,
+    /// Positions per block (a power of two, 64 to 1048576)
+    #[arg(long, default_value_t = DEFAULT_BLOCK_SIZE)]
+    block_size: u32,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum FormatArg {
+    /// From the extension: .pgn is PGN, anything else one position a line
+    Auto,
+    /// EPD/FEN, one position a line
+    Lines,
+    /// PGN games
+    Pgn,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let outcome = match cli.command {
+        Command::Import(args) => run_import(args),
+        Command::Info { db } => run_info(&db),
+        Command::Export { db, output, range } => run_export(&db, output.as_deref(), range),
+        Command::Show { target, index } => run_show(&target, index),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn parse_range(text: &str) -> Result<Range<u64>, String> {
+    let (start, end) = text
+        .split_once("..")
+        .ok_or_else(|| format!("{text:?} is not a range like 10..20"))?;
+    let number = |s: &str, default: u64| {
+        if s.is_empty() {
+            Ok(default)
+        } else {
+            s.parse::<u64>()
+                .map_err(|_| format!("{s:?} is not a position number"))
+        }
+    };
+    let range = number(start, 0)?..number(end, u64::MAX)?;
+    if range.start > range.end {
+        return Err(format!("range {text:?} ends before it starts"));
+    }
+    Ok(range)
+}
+
+fn progress_bar(total: Option<u64>) -> ProgressBar {
+    let bar = match total {
+        Some(total) => ProgressBar::new(total).with_style(
+            ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} ({eta}) {msg}",
+            )
+            .expect("valid template"),
+        ),
+        None => ProgressBar::new_spinner().with_style(
+            ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bytes} {msg}")
+                .expect("valid template"),
+        ),
+    };
+    if io::stderr().is_terminal() {
+        bar.set_draw_target(ProgressDrawTarget::stderr_with_hz(5));
+        bar.enable_steady_tick(Duration::from_millis(200));
+    } else {
+        bar.set_draw_target(ProgressDrawTarget::hidden());
+    }
+    bar
+}
+
+fn run_import(args: ImportArgs) -> Result<()> {
+    let sources: Vec<Source> = args.inputs.iter().map(|a| Source::from_arg(a)).collect();
+    if sources.iter().filter(|s| **s == Source::Stdin).count() > 1 {
+        bail!("standard input (-) can be read only once");
+    }
+    let options = ImportOptions {
+        skip_plies: args.skip_plies,
+        every: args.every,
+    };
+    let start = Instant::now();
+    let (mut writer, mut next_game_id) = if args.append && args.output.exists() {
+        let existing = Database::open(&args.output)?;
+        let next = existing.max_game_id()?.map_or(0, |id| id.saturating_add(1));
+        drop(existing);
+        (DbWriter::append_to(&args.output, Columns::ALL, true)?, next)
+    } else {
+        (
+            DbWriter::create(&args.output, args.block_size, Columns::ALL, true)?,
+            0,
+        )
+    };
+    let appended_to = writer.len();
+
+    let sizes: Option<Vec<u64>> = sources.iter().map(import::input_size).collect();
+    let bar = progress_bar(sizes.as_ref().map(|s| s.iter().sum()));
+    let mut done_bytes = 0;
+    let mut totals = import::Counts::default();
+    for source in &sources {
+        let format = match args.format {
+            FormatArg::Auto => source.format(),
+            FormatArg::Lines => Format::Lines,
+            FormatArg::Pgn => Format::Pgn,
+        };
+        bar.set_message(source.name());
+        let strict = args.strict;
+        let counts = import::import(
+            source,
+            format,
+            &options,
+            &mut next_game_id,
+            &mut Handlers {
+                record: &mut |record| writer.push(record),
+                reject: &mut |rejection| {
+                    if strict {
+                        return AfterRejection::Stop;
+                    }
+                    bar.suspend(|| eprintln!("warning: skipped {rejection}"));
+                    AfterRejection::Continue
+                },
+                progress: &mut |bytes| bar.set_position(done_bytes + bytes),
+            },
+        )?;
+        done_bytes += import::input_size(source).unwrap_or(0);
+        totals.positions += counts.positions;
+        totals.rejected += counts.rejected;
+        totals.games += counts.games;
+    }
+    bar.finish_and_clear();
+    let total = writer.finish()?;
+    debug_assert_eq!(total, appended_to + totals.positions);
+    let seconds = start.elapsed().as_secs_f64();
+    let games = if totals.games > 0 {
+        format!(" from {} games", totals.games)
+    } else {
+        String::new()
+    };
+    let appended = if args.append && appended_to > 0 {
+        format!(", appended to {appended_to} already there")
+    } else {
+        String::new()
+    };
+    eprintln!(
+        "imported {} positions{games}, rejected {} records, {} inputs, {:.2} s, {:.0} positions/s -> {} ({total} positions{appended})",
+        totals.positions,
+        totals.rejected,
+        sources.len(),
+        seconds,
+        totals.positions as f64 / seconds.max(1e-9),
+        args.output.display(),
+    );
+    Ok(())
+}
+
+fn run_info(path: &Path) -> Result<()> {
+    let db = Database::open(path)?;
+    db.verify()?;
+    let bytes = std::fs::metadata(path)
+        .with_context(|| format!("{}", path.display()))?
+        .len();
+    let header = db.header();
+    let mut columns = vec![
+        "pawns",
+        "knights",
+        "bishops",
+        "rooks",
+        "queens",
+        "kings",
+        "white",
+        "black",
+        "side_to_move",
+        "castling",
+        "en_passant",
+        "halfmove_clock",
+        "fullmove_number",
+    ];
+    columns.extend(db.columns().names());
+    let mut out = io::stdout().lock();
+    writeln!(out, "file:               {}", path.display())?;
+    writeln!(out, "format version:     {}", header.version)?;
+    writeln!(out, "positions:          {}", db.len())?;
+    writeln!(
+        out,
+        "blocks:             {} of {} positions ({} bytes each)",
+        db.block_count(),
+        db.block_size(),
+        header.block_bytes
+    )?;
+    writeln!(out, "columns:            {}", columns.join(", "))?;
+    writeln!(out, "bytes:              {bytes}")?;
+    if db.is_empty() {
+        writeln!(out, "bytes per position: -")?;
+    } else {
+        writeln!(
+            out,
+            "bytes per position: {:.2}",
+            bytes as f64 / db.len() as f64
+        )?;
+    }
+    writeln!(
+        out,
+        "checksum:           ok (crc32 {:08x})",
+        header.payload_crc
+    )?;
+    Ok(())
+}
+
+fn run_export(path: &Path, output: Option<&Path>, range: Option<Range<u64>>) -> Result<()> {
+    let db = Database::open(path)?;
+    db.verify()?;
+    let range = range.unwrap_or(0..db.len());
+    if range.start > db.len() {
+        bail!(
+            "range starts at {} but {} holds {} positions",
+            range.start,
+            path.display(),
+            db.len()
+        );
+    }
+    let write_all = |sink: &mut dyn Write| -> Result<u64> {
+        let mut line = String::with_capacity(128);
+        let mut written = 0;
+        for record in db.records(range.clone()) {
+            let record = record?;
+            line.clear();
+            labels::write_line(&record, &mut line);
+            line.push('\n');
+            sink.write_all(line.as_bytes())?;
+            written += 1;
+        }
+        sink.flush()?;
+        Ok(written)
+    };
+    let start = Instant::now();
+    let written = match output {
+        None => {
+            let stdout = io::stdout().lock();
+            match write_all(&mut BufWriter::new(stdout)) {
+                // A closed pipe (`| head`) is the reader's choice, not a failure.
+                Err(e)
+                    if e.downcast_ref::<io::Error>()
+                        .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe) =>
+                {
+                    return Ok(());
+                }
+                other => other?,
+            }
+        }
+        Some(output) => {
+            let dir = match output.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => Path::new("."),
+            };
+            let temp = tempfile::NamedTempFile::new_in(dir)
+                .with_context(|| format!("{}", output.display()))?;
+            let mut sink = BufWriter::new(temp.as_file());
+            let written =
+                write_all(&mut sink).with_context(|| format!("writing {}", output.display()))?;
+            drop(sink);
+            temp.persist(output)
+                .with_context(|| format!("{}", output.display()))?;
+            written
+        }
+    };
+    let seconds = start.elapsed().as_secs_f64();
+    eprintln!(
+        "exported {written} positions, {seconds:.2} s, {:.0} positions/s",
+        written as f64 / seconds.max(1e-9)
+    );
+    Ok(())
+}
+
+fn run_show(target: &str, index: u64) -> Result<()> {
+    let path = Path::new(target);
+    let position = if path.is_file() {
+        let db = Database::open(path)?;
+        if index >= db.len() {
+            bail!(
+                "{} holds {} positions; there is no index {index}",
+                path.display(),
+                db.len()
+            );
+        }
+        let record = db.record(index)?;
+        let labels = record.labels;
+        let mut notes = Vec::new();
+        if let Some(result) = labels.result {
+            notes.push(format!("result {}", result.as_pgn()));
+        }
+        if let Some(score) = labels.score {
+            notes.push(format!("score {score} cp (White's view)"));
+        }
+        if let Some(game) = labels.game_id {
+            notes.push(format!("game {game}"));
+        }
+        if let Some(ply) = labels.ply {
+            notes.push(format!("ply {ply}"));
+        }
+        println!("{}[{index}] {}", path.display(), notes.join(", "));
+        record.position
+    } else {
+        fen::parse_fen(target).map_err(|e| fen_error_with_caret(target, &e))?
+    };
+    println!("{position}");
+    Ok(())
+}
+
+/// The error, the FEN, and a caret under the offending character.
+fn fen_error_with_caret(text: &str, error: &FenError) -> anyhow::Error {
+    let caret = " ".repeat(error.column.saturating_sub(1));
+    anyhow!("invalid FEN: {error}\n  {text}\n  {caret}^")
+}
