@@ -99,7 +99,7 @@ pub struct CastlingRights(u16);
 impl CastlingRights {
     pub const NONE: CastlingRights = CastlingRights(0);
     /// The standard rights `KQkq` with rooks on the a- and h-files.
-    pub const STANDARD: CastlingRights = CastlingRights(0xf8f8);
+    pub const STANDARD: CastlingRights = CastlingRights(0x8f8f);
 
     fn shift(color: Color, side: CastlingSide) -> u32 {
         (color.index() as u32 * 2 + side as u32) * 4

@@ -181,3 +181,34 @@ impl fmt::Display for Epd {
         f.write_str(&line)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn operations_keep_order_and_quoted_text() {
+        let epd = parse_epd(
+            "2rr3k/pp3pp1/1nnqbN1p/3pN3/2pP4/2P3Q1/PPB4P/R4RK1 w - - bm Qg6 Rf7; id \"WAC; 001\"; c0 \"a b\"",
+        )
+        .unwrap();
+        let opcodes: Vec<&str> = epd.operations.iter().map(|o| o.opcode.as_str()).collect();
+        assert_eq!(opcodes, ["bm", "id", "c0"]);
+        assert_eq!(epd.operation("bm").unwrap(), ["Qg6", "Rf7"]);
+        assert_eq!(epd.operation("id").unwrap(), ["WAC; 001"]);
+        assert_eq!(epd.operation("c0").unwrap(), ["a b"]);
+        assert_eq!(
+            epd.to_string(),
+            "2rr3k/pp3pp1/1nnqbN1p/3pN3/2pP4/2P3Q1/PPB4P/R4RK1 w - - bm Qg6 Rf7; id \"WAC; 001\"; c0 \"a b\";"
+        );
+    }
+
+    #[test]
+    fn six_field_fen_then_operations() {
+        let epd = parse_epd("4k3/8/8/8/8/8/8/4K3 b - - 5 60 ce -12; D1 5;").unwrap();
+        assert_eq!(epd.position.halfmove_clock(), 5);
+        assert_eq!(epd.position.fullmove_number(), 60);
+        assert_eq!(epd.operation("ce").unwrap(), ["-12"]);
+        assert_eq!(epd.operation("D1").unwrap(), ["5"]);
+    }
+}

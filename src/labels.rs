@@ -249,3 +249,107 @@ pub fn write_line(record: &Record, out: &mut String) {
         epd::write_operation(out, "ply", &[&ply.to_string()]);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn labels(line: &str) -> Labels {
+        parse_line(line).unwrap().unwrap().labels
+    }
+
+    #[test]
+    fn blank_and_comment_lines_are_not_records() {
+        assert_eq!(parse_line("").unwrap(), None);
+        assert_eq!(parse_line("   \t").unwrap(), None);
+        assert_eq!(parse_line("# a comment").unwrap(), None);
+    }
+
+    #[test]
+    fn each_line_format_gives_its_labels_from_whites_view() {
+        let black_to_move = "4k3/8/8/8/8/8/8/4K3 b - -";
+        assert_eq!(
+            labels(&format!("{black_to_move} c9 \"0-1\"; ce 50;")),
+            Labels {
+                result: Some(GameResult::BlackWin),
+                score: Some(-50),
+                ..Labels::default()
+            }
+        );
+        assert_eq!(
+            labels(&format!("{black_to_move} 3 40 [0.5]")).result,
+            Some(GameResult::Draw)
+        );
+        assert_eq!(
+            labels(&format!("{black_to_move} 0 1 | -120 | 1.0")),
+            Labels {
+                result: Some(GameResult::WhiteWin),
+                score: Some(-120),
+                ..Labels::default()
+            }
+        );
+        assert_eq!(
+            labels(&format!("{black_to_move} 0 1 | 7 | 1/2-1/2")).result,
+            Some(GameResult::Draw)
+        );
+        assert_eq!(
+            labels(&format!("{black_to_move} 0 1 c9 \"1-0\"; game 7; ply 33;")),
+            Labels {
+                result: Some(GameResult::WhiteWin),
+                score: None,
+                game_id: Some(7),
+                ply: Some(33),
+            }
+        );
+        // STS keeps UCI moves in c9: not a result, and not an error either.
+        assert_eq!(
+            labels(&format!("{black_to_move} bm Kd7; c9 \"e8d7 e8f7\";")),
+            Labels::default()
+        );
+    }
+
+    #[test]
+    fn epd_clock_operations_set_the_clocks() {
+        let record = parse_line("4k3/8/8/8/8/8/8/4K3 w - - hmvc 12; fmvn 40;")
+            .unwrap()
+            .unwrap();
+        assert_eq!(record.position.to_fen(), "4k3/8/8/8/8/8/8/4K3 w - - 12 40");
+    }
+
+    #[test]
+    fn bad_labels_are_errors_that_say_what() {
+        let bad = [
+            ("4k3/8/8/8/8/8/8/4K3 w - - [2.0]", "result marker"),
+            ("4k3/8/8/8/8/8/8/4K3 w - - 0 1 | x | 1-0", "score"),
+            ("4k3/8/8/8/8/8/8/4K3 w - - 0 1 | 10 | 2-0", "result"),
+            ("4k3/8/8/8/8/8/8/4K3 w - - 0 1 | 10", "fields"),
+            ("4k3/8/8/8/8/8/8/4K3 w - - ce abc;", "ce"),
+            ("4k3/8/8/8/8/8/8/4K3 w - - ce -2147483648;", "ce"),
+            ("4k3/8/8/8/8/8/8/4K3 w - - game -1;", "game"),
+            (
+                "4k3/8/8/8/8/8/8/4K3 w - - c0 \"unterminated;",
+                "unterminated",
+            ),
+            ("4k3/8/8/8/8/8/8/4K3 w - - 0 1 5 x;", "opcode"),
+            ("4k3/8/8/8/8/8/8/4K3 w - - fmvn 0;", "fullmove"),
+        ];
+        for (line, expected) in bad {
+            let error = parse_line(line).expect_err(line).to_string();
+            assert!(error.contains(expected), "{line}: {error}");
+        }
+    }
+
+    #[test]
+    fn written_lines_read_back_to_the_same_record() {
+        for line in [
+            "4k3/8/8/8/8/8/8/4K3 b - - 0 1 c9 \"0-1\"; ce -31; game 4; ply 9;",
+            "4k3/8/8/8/8/8/8/4K3 w - - 0 1 ce 0;",
+            "4k3/8/8/8/8/8/8/4K3 w - - 0 1",
+        ] {
+            let record = parse_line(line).unwrap().unwrap();
+            let mut written = String::new();
+            write_line(&record, &mut written);
+            assert_eq!(written, line);
+        }
+    }
+}
