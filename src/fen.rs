@@ -90,7 +90,7 @@ impl<'a> Tokens<'a> {
         Tokens { text, pos: 0 }
     }
 
-    fn skip_space(&mut self) {
+    pub(crate) fn skip_space(&mut self) {
         let bytes = self.text.as_bytes();
         while self.pos < bytes.len() && bytes[self.pos].is_ascii_whitespace() {
             self.pos += 1;
@@ -171,11 +171,145 @@ pub(crate) fn parse_fields(
     tokens: &mut Tokens<'_>,
     clocks: ClockMode,
 ) -> Result<Position, FenError> {
+    tokens.skip_space();
+    if let Some((position, end)) = parse_fields_fast(text.as_bytes(), tokens.pos, clocks) {
+        tokens.pos = end;
+        return Ok(position);
+    }
+    parse_fields_careful(text, tokens, clocks)
+}
+
+/// The common case in one pass over the bytes: single spaces, castling `-` or standard
+/// `KQkq` letters, clocks of plain digits. Anything else, and any error, is left to
+/// [`parse_fields_careful`], which accepts a superset and explains every refusal. Both
+/// give the same position for what this accepts.
+fn parse_fields_fast(bytes: &[u8], start: usize, clocks: ClockMode) -> Option<(Position, usize)> {
+    let rest = bytes.get(start..)?;
+    let board_len = rest.iter().position(|&b| b == b' ')?;
+    let (pieces, colors) = parse_board(&rest[..board_len])?;
+    let mut at = start + board_len + 1;
+    let side_to_move = match bytes.get(at..at + 2)? {
+        b"w " => Color::White,
+        b"b " => Color::Black,
+        _ => return None,
+    };
+    at += 2;
+    let mut castling = CastlingRights::NONE;
+    if bytes.get(at)? == &b'-' {
+        at += 1;
+    } else {
+        // Standard rights only: king on e1/e8, rook in the corner, letters in KQkq order.
+        let kings = pieces[PieceType::King.index()];
+        let rooks = pieces[PieceType::Rook.index()];
+        let mut order = 0;
+        while let Some(&letter) = bytes.get(at).filter(|&&b| b != b' ') {
+            let (rank, color, side, rook_file, rank_order) = match letter {
+                b'K' => (0, Color::White, CastlingSide::King, 7, 1),
+                b'Q' => (0, Color::White, CastlingSide::Queen, 0, 2),
+                b'k' => (7, Color::Black, CastlingSide::King, 7, 3),
+                b'q' => (7, Color::Black, CastlingSide::Queen, 0, 4),
+                _ => return None,
+            };
+            let ours = colors[color.index()];
+            let king = 1u64 << (rank * 8 + 4);
+            let rook = 1u64 << (rank * 8 + rook_file);
+            if rank_order <= order || (kings & ours).0 & king == 0 || (rooks & ours).0 & rook == 0 {
+                return None;
+            }
+            order = rank_order;
+            castling.set(color, side, File::new(rook_file as u8));
+            at += 1;
+        }
+        if order == 0 {
+            return None;
+        }
+    }
+    if bytes.get(at)? != &b' ' {
+        return None;
+    }
+    at += 1;
+    let en_passant = match bytes.get(at)? {
+        b'-' => {
+            at += 1;
+            None
+        }
+        &file @ b'a'..=b'h' => {
+            let rank = *bytes.get(at + 1)?;
+            if rank != b'3' && rank != b'6' {
+                return None;
+            }
+            at += 2;
+            Square::new((rank - b'1') * 8 + (file - b'a'))
+        }
+        _ => return None,
+    };
+    let mut halfmove_clock = 0;
+    let mut fullmove_number = 1;
+    match bytes.get(at) {
+        None => {}
+        Some(b' ') => {
+            let has_clock = bytes.get(at + 1).is_some_and(u8::is_ascii_digit);
+            if has_clock {
+                let (halfmove, after) = fast_number(bytes, at + 1)?;
+                if bytes.get(after) != Some(&b' ') {
+                    return None;
+                }
+                let (fullmove, after) = fast_number(bytes, after + 1)?;
+                if fullmove == 0 || bytes.get(after).is_some_and(|&b| b != b' ') {
+                    return None;
+                }
+                halfmove_clock = halfmove;
+                fullmove_number = fullmove;
+                at = after;
+            } else if clocks == ClockMode::Optional
+                || bytes.get(at + 1).is_none_or(u8::is_ascii_whitespace)
+            {
+                return None;
+            }
+        }
+        Some(_) => return None,
+    }
+    let position = Position::from_parts(PositionParts {
+        pieces,
+        colors,
+        side_to_move,
+        castling,
+        en_passant,
+        halfmove_clock,
+        fullmove_number,
+    })
+    .ok()?;
+    Some((position, at))
+}
+
+/// A run of 1 to 5 digits that fits in a u16, and the offset after it.
+fn fast_number(bytes: &[u8], start: usize) -> Option<(u16, usize)> {
+    let mut value: u32 = 0;
+    let mut at = start;
+    while let Some(&digit) = bytes.get(at).filter(|b| b.is_ascii_digit()) {
+        value = value * 10 + (digit - b'0') as u32;
+        at += 1;
+        if at - start > 5 {
+            return None;
+        }
+    }
+    if at == start || value > u16::MAX as u32 {
+        return None;
+    }
+    Some((value as u16, at))
+}
+
+fn parse_fields_careful(
+    text: &str,
+    tokens: &mut Tokens<'_>,
+    clocks: ClockMode,
+) -> Result<Position, FenError> {
     let missing = |field, offset| err(text, field, offset, FenErrorKind::Missing);
     let (board, board_at) = tokens
         .next_token()
         .map_err(|at| missing(FenField::Board, at))?;
-    let (pieces, colors) = parse_board(text, board, board_at)?;
+    let (pieces, colors) =
+        parse_board(board.as_bytes()).ok_or_else(|| board_error(text, board, board_at))?;
 
     let (side, side_at) = tokens
         .next_token()
@@ -296,7 +430,101 @@ fn parse_number(text: &str, field: FenField, token: &str, at: usize) -> Result<u
     })
 }
 
-fn parse_board(
+/// Per byte of a board field: 1..=8 a run of empty squares, `SLASH`, `PIECE | color << 3 |
+/// kind` for a piece letter, 0 for anything else.
+const BOARD_CODES: [u8; 256] = {
+    let mut codes = [0u8; 256];
+    let mut digit = 1;
+    while digit <= 8 {
+        codes[(b'0' + digit) as usize] = digit;
+        digit += 1;
+    }
+    codes[b'/' as usize] = SLASH;
+    let letters = *b"pnbrqk";
+    let mut kind = 0;
+    while kind < 6 {
+        codes[letters[kind] as usize] = PIECE | 8 | kind as u8;
+        codes[letters[kind].to_ascii_uppercase() as usize] = PIECE | kind as u8;
+        kind += 1;
+    }
+    codes
+};
+const SLASH: u8 = 9;
+
+/// Per board code: bits 0-3 the squares it fills, bit 4 a digit, bit 5 a slash, bit 6 not
+/// allowed in a board.
+const BOARD_INFO: [u8; 32] = {
+    let mut info = [0u8; 32];
+    info[0] = 1 << 6;
+    let mut digit = 1;
+    while digit <= 8 {
+        info[digit] = digit as u8 | 1 << 4;
+        digit += 1;
+    }
+    info[SLASH as usize] = 1 << 5;
+    let mut code = PIECE as usize;
+    while code < 32 {
+        info[code] = if code & 7 < 6 { 1 } else { 1 << 6 };
+        code += 1;
+    }
+    info
+};
+const PIECE: u8 = 16;
+
+/// The board field. Imports parse millions of boards, and piece letters and digits come in
+/// no predictable order, so each character costs a table look-up and a store into a
+/// mailbox, without branches; then one byte compare over the 64 squares per piece letter
+/// (SIMD, 64 lanes) turns the mailbox into bitboards. Any malformed board gives `None`;
+/// [`board_error`] then finds out what is wrong.
+fn parse_board(board: &[u8]) -> Option<([Bitboard; 6], [Bitboard; 2])> {
+    // Indexed by square (a1 = 0); slots 64.. absorb writes past the board of a malformed
+    // field, which is rejected anyway.
+    let mut mailbox = [0u8; 128];
+    // Squares filled so far, counting from a8 in reading order.
+    let mut filled: u32 = 0;
+    let mut slashes: u32 = 0;
+    let mut previous_digit = 0u32;
+    let mut bad = 0u32;
+    for &byte in board {
+        let code = BOARD_CODES[byte as usize];
+        mailbox[(filled as usize & 127) ^ 56] = code;
+        // Bitwise `&`/`|` on integers, not `&&`/`||`, so that this stays free of branches.
+        let info = BOARD_INFO[code as usize] as u32;
+        let is_digit = (info >> 4) & 1;
+        let is_slash = (info >> 5) & 1;
+        // A slash must close a rank of exactly 8 squares.
+        let misplaced_slash = is_slash & (filled != 8 * (slashes + 1)) as u32;
+        bad |= (info >> 6) | (is_digit & previous_digit) | misplaced_slash;
+        filled += info & 15;
+        slashes += is_slash;
+        previous_digit = is_digit;
+    }
+    if bad != 0 || filled != 64 || slashes != 7 {
+        return None;
+    }
+    let squares = wide::u8x64::new(mailbox[..64].try_into().expect("64 bytes"));
+    let mut pieces = [Bitboard::EMPTY; 6];
+    let mut colors = [Bitboard::EMPTY; 2];
+    for (kind, board) in pieces.iter_mut().enumerate() {
+        for (color, color_board) in colors.iter_mut().enumerate() {
+            let code = PIECE | (color as u8) << 3 | kind as u8;
+            let found = Bitboard(squares.simd_eq(wide::u8x64::splat(code)).to_bitmask());
+            *board |= found;
+            *color_board |= found;
+        }
+    }
+    Some((pieces, colors))
+}
+
+/// The precise error of a board field that [`parse_board`] refused.
+fn board_error(text: &str, board: &str, at: usize) -> FenError {
+    match board_error_or_board(text, board, at) {
+        Err(e) => e,
+        Ok(_) => err(text, FenField::Board, at, FenErrorKind::UnexpectedChar(' ')),
+    }
+}
+
+fn board_error_or_board(
     text: &str,
     board: &str,
     at: usize,
@@ -556,6 +784,66 @@ mod tests {
             (e.field, e.column, &e.kind),
             (field, column, &kind),
             "{fen}: {e}"
+        );
+    }
+
+    /// The fast path may refuse anything, but what it accepts the careful path must accept
+    /// too, as the same position ending at the same place: checked on every fixture FEN
+    /// and on many single-byte mutations of each.
+    #[test]
+    fn fast_and_careful_paths_agree() {
+        let root = env!("CARGO_MANIFEST_DIR");
+        let mut texts = Vec::new();
+        for suite in [
+            "epd/wac.epd",
+            "epd/sts.epd",
+            "masks/positions.epd",
+            "perft/perftsuite.epd",
+        ] {
+            let data = std::fs::read_to_string(format!("{root}/fixtures/{suite}")).unwrap();
+            texts.extend(data.lines().map(str::to_string));
+        }
+        let alphabet = b" -/012345678KQkqRrPpNnBbwbeh36x;";
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut mutated = Vec::new();
+        for text in &texts {
+            for _ in 0..60 {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                let mut bytes = text.as_bytes().to_vec();
+                let at = (state % bytes.len() as u64) as usize;
+                let with = alphabet[(state >> 32) as usize % alphabet.len()];
+                match (state >> 40) % 3 {
+                    0 => bytes[at] = with,
+                    1 => bytes.insert(at, with),
+                    _ => {
+                        bytes.remove(at);
+                    }
+                }
+                if let Ok(text) = String::from_utf8(bytes) {
+                    mutated.push(text);
+                }
+            }
+        }
+        let (mut fast_accepted, mut careful_only) = (0, 0);
+        for text in texts.iter().chain(&mutated) {
+            for mode in [ClockMode::Optional, ClockMode::IfNumeric] {
+                let mut tokens = Tokens::new(text);
+                let careful = parse_fields_careful(text, &mut tokens, mode);
+                match parse_fields_fast(text.as_bytes(), 0, mode) {
+                    Some((position, end)) => {
+                        fast_accepted += 1;
+                        assert_eq!(careful.as_ref().ok(), Some(&position), "{text}");
+                        assert_eq!(end, tokens.pos, "{text}");
+                    }
+                    None => careful_only += careful.is_ok() as usize,
+                }
+            }
+        }
+        assert!(
+            fast_accepted > 20_000 && careful_only > 100,
+            "{fast_accepted} {careful_only}"
         );
     }
 

@@ -160,7 +160,7 @@ impl Database {
         Ok(())
     }
 
-    fn payload(&self) -> &[u8] {
+    pub(crate) fn payload(&self) -> &[u8] {
         self.map.as_deref().map_or(&[], |m| &m[HEADER_SIZE..])
     }
 

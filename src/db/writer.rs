@@ -141,15 +141,7 @@ impl DbWriter {
                 ),
             });
         }
-        let dir = match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        let temp = tempfile::Builder::new()
-            .prefix(".psdb-")
-            .suffix(".tmp")
-            .tempfile_in(&dir)
-            .map_err(|e| DbError::io(&path, e))?;
+        let temp = temp_beside(&path)?;
         let file = temp.reopen().map_err(|e| DbError::io(&path, e))?;
         let mut out = BufWriter::with_capacity(1 << 20, file);
         out.write_all(&[0u8; HEADER_SIZE])
@@ -266,11 +258,7 @@ impl DbWriter {
             // Copy the rows into a DB without the label columns that nothing filled; the
             // staged file is deleted when `self.temp` drops.
             let staged = Database::open(self.temp.path())?;
-            let mut lean = DbWriter::create(&self.path, self.block_size, self.used, false)?;
-            for record in staged.records(0..staged.len()) {
-                lean.push(&record?)?;
-            }
-            return lean.finish();
+            return copy_columns(&staged, &self.path, self.used);
         }
         self.out.get_ref().sync_all().map_err(io)?;
         let path = self.path.clone();
@@ -279,6 +267,77 @@ impl DbWriter {
             .map_err(|e| DbError::io(&path, e.error))?;
         Ok(self.count)
     }
+}
+
+/// A temporary file in the target's directory, so that renaming it into place is atomic.
+fn temp_beside(path: &Path) -> Result<NamedTempFile, DbError> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    tempfile::Builder::new()
+        .prefix(".psdb-")
+        .suffix(".tmp")
+        .tempfile_in(&dir)
+        .map_err(|e| DbError::io(path, e))
+}
+
+/// Writes `source`'s rows to `path` with only the label columns `columns`, block by
+/// block, copying column bytes as they are (both layouts share the block size).
+fn copy_columns(source: &Database, path: &Path, columns: Columns) -> Result<u64, DbError> {
+    let from = source.header().layout();
+    let to = Layout::new(source.header().block_size, columns);
+    let n = source.block_size();
+    // (offset in source, offset in target, bytes)
+    let mut moves: Vec<(usize, usize, usize)> = (0..8)
+        .map(|i| (from.bitboards[i], to.bitboards[i], n * 8))
+        .collect();
+    moves.extend([
+        (from.side_to_move, to.side_to_move, n),
+        (from.castling, to.castling, n * 2),
+        (from.en_passant, to.en_passant, n),
+        (from.halfmove_clock, to.halfmove_clock, n * 2),
+        (from.fullmove_number, to.fullmove_number, n * 2),
+    ]);
+    for (source_offset, target_offset, width) in [
+        (from.result, to.result, 1),
+        (from.score, to.score, 4),
+        (from.game_id, to.game_id, 4),
+        (from.ply, to.ply, 2),
+    ] {
+        if let (Some(s), Some(t)) = (source_offset, target_offset) {
+            moves.push((s, t, n * width));
+        }
+    }
+    let io = |e| DbError::io(path, e);
+    let temp = temp_beside(path)?;
+    let mut out = BufWriter::with_capacity(1 << 20, temp.reopen().map_err(io)?);
+    out.write_all(&[0u8; HEADER_SIZE]).map_err(io)?;
+    let mut crc = crc32fast::Hasher::new();
+    let mut block = vec![0u8; to.block_bytes as usize];
+    let payload = source.payload();
+    for index in 0..source.block_count() {
+        let start = index * from.block_bytes as usize;
+        let bytes = &payload[start..start + from.block_bytes as usize];
+        for &(s, t, width) in &moves {
+            block[t..t + width].copy_from_slice(&bytes[s..s + width]);
+        }
+        crc.update(&block);
+        out.write_all(&block).map_err(io)?;
+    }
+    let header = Header::new(
+        source.len(),
+        source.header().block_size,
+        columns,
+        crc.finalize(),
+    );
+    out.seek(SeekFrom::Start(0)).map_err(io)?;
+    out.write_all(&header.encode()).map_err(io)?;
+    out.flush().map_err(io)?;
+    out.get_ref().sync_all().map_err(io)?;
+    drop(out);
+    temp.persist(path).map_err(|e| io(e.error))?;
+    Ok(source.len())
 }
 
 fn as_bytes<T: Pod>(column: &[T]) -> &[u8] {
