@@ -16,7 +16,7 @@ fn fixture(relative: &str) -> PathBuf {
 /// Imports `source` into a fresh DB in a temporary directory; returns the positions.
 fn import_into_db(source: &Source, format: Format) -> u64 {
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut writer = DbWriter::create(dir.path().join("bench.psdb"), 4096, Columns::ALL, true)
+    let mut writer = DbWriter::create(dir.path().join("bench.psdb"), 4096, Columns::NONE, false)
         .expect("create DB");
     let mut game_id = 0;
     let counts = import::import(

@@ -98,22 +98,34 @@ pub fn parse_line(line: &str) -> Result<Option<Record>, LineError> {
     if line.is_empty() || line.starts_with('#') {
         return Ok(None);
     }
-    if line.contains('|') {
-        return parse_pipe_line(line).map(Some);
+    // The position first: what follows it tells the format, with no scan of the whole line.
+    let (position, rest_at) = match epd::parse_position(line) {
+        Ok(parsed) => parsed,
+        Err(e) if line.contains('|') => {
+            return parse_pipe_line(line).map_err(|pipe_error| match pipe_error {
+                LineError::Fen(_) => LineError::Fen(e),
+                other => other,
+            });
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let rest = &line[rest_at..];
+    if rest.starts_with('|') {
+        return parse_pipe_line(line);
     }
-    if let Some(open) = line.strip_suffix(']').and_then(|l| l.rfind('[')) {
-        let marker = &line[open + 1..line.len() - 1];
+    if let Some(open) = rest.strip_suffix(']').and_then(|r| r.rfind('[')) {
+        let marker = &rest[open + 1..rest.len() - 1];
         let result = GameResult::parse(marker).ok_or_else(|| {
             LineError::Label(format!("result marker [{marker}] is not 1.0, 0.5 or 0.0"))
         })?;
-        let mut record = parse_epd_record(&line[..open])?;
+        let mut record = labels_from_operations(position, &line[..rest_at + open], rest_at)?;
         record.labels.result = Some(result);
         return Ok(Some(record));
     }
-    parse_epd_record(line).map(Some)
+    labels_from_operations(position, line, rest_at).map(Some)
 }
 
-fn parse_pipe_line(line: &str) -> Result<Record, LineError> {
+fn parse_pipe_line(line: &str) -> Result<Option<Record>, LineError> {
     let fields: Vec<&str> = line.split('|').map(str::trim).collect();
     let [fen_text, score, result] = fields[..] else {
         return Err(LineError::Label(format!(
@@ -132,18 +144,22 @@ fn parse_pipe_line(line: &str) -> Result<Record, LineError> {
             "result {result:?} is not 1.0, 0.5, 0.0, 1-0, 1/2-1/2 or 0-1"
         ))
     })?;
-    Ok(Record {
+    Ok(Some(Record {
         position,
         labels: Labels {
             result: Some(result),
             score: Some(score),
             ..Labels::default()
         },
-    })
+    }))
 }
 
-fn parse_epd_record(text: &str) -> Result<Record, LineError> {
-    let (position, ops_at) = epd::parse_position(text)?;
+/// Reads the labels among the EPD operations of `text` from byte `ops_at` on.
+fn labels_from_operations(
+    position: Position,
+    text: &str,
+    ops_at: usize,
+) -> Result<Record, LineError> {
     let mut labels = Labels::default();
     let mut stm_score = None;
     let mut clocks = (None, None);

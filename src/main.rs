@@ -166,10 +166,10 @@ fn run_import(args: ImportArgs) -> Result<()> {
         let existing = Database::open(&args.output)?;
         let next = existing.max_game_id()?.map_or(0, |id| id.saturating_add(1));
         drop(existing);
-        (DbWriter::append_to(&args.output, Columns::ALL, true)?, next)
+        (DbWriter::append_to(&args.output)?, next)
     } else {
         (
-            DbWriter::create(&args.output, args.block_size, Columns::ALL, true)?,
+            DbWriter::create(&args.output, args.block_size, Columns::NONE, false)?,
             0,
         )
     };

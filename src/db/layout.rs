@@ -32,6 +32,16 @@ impl Columns {
     pub const PLY: Columns = Columns(8);
     pub const ALL: Columns = Columns(15);
 
+    /// The columns that these labels fill.
+    pub fn of(labels: &crate::labels::Labels) -> Columns {
+        Columns(
+            labels.result.is_some() as u32
+                | (labels.score.is_some() as u32) << 1
+                | (labels.game_id.is_some() as u32) << 2
+                | (labels.ply.is_some() as u32) << 3,
+        )
+    }
+
     pub fn contains(self, other: Columns) -> bool {
         self.0 & other.0 == other.0
     }

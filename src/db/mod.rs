@@ -5,6 +5,7 @@ mod layout;
 mod writer;
 
 use std::fs::File;
+use std::io::{self, Read};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
@@ -16,6 +17,7 @@ use thiserror::Error;
 use crate::board::{CastlingRights, Position, PositionError, PositionParts};
 use crate::labels::{GameResult, Labels, Record};
 
+use layout::Layout;
 pub use layout::{
     Columns, DEFAULT_BLOCK_SIZE, FORMAT_VERSION, HEADER_SIZE, Header, MAGIC, MAX_BLOCK_SIZE,
     MIN_BLOCK_SIZE,
@@ -93,44 +95,7 @@ impl Database {
     /// The payload checksum is checked by [`Database::verify`].
     pub fn open(path: impl AsRef<Path>) -> Result<Database, DbError> {
         let path = path.as_ref();
-        let file = File::open(path).map_err(|e| DbError::io(path, e))?;
-        let actual = file.metadata().map_err(|e| DbError::io(path, e))?.len();
-        let mut head = [0u8; HEADER_SIZE];
-        {
-            use std::io::Read;
-            let mut reader = &file;
-            let mut filled = 0;
-            while filled < HEADER_SIZE {
-                let n = reader
-                    .read(&mut head[filled..])
-                    .map_err(|e| DbError::io(path, e))?;
-                if n == 0 {
-                    break;
-                }
-                filled += n;
-            }
-            if filled < MAGIC.len() || head[..MAGIC.len()] != MAGIC {
-                return Err(DbError::NotADatabase {
-                    path: path.to_path_buf(),
-                });
-            }
-            if filled < HEADER_SIZE {
-                return Err(DbError::WrongSize {
-                    path: path.to_path_buf(),
-                    expected: HEADER_SIZE as u64,
-                    actual,
-                });
-            }
-        }
-        let header = Header::decode(&head).map_err(|e| e.at(path))?;
-        let expected = header.file_size();
-        if actual != expected {
-            return Err(DbError::WrongSize {
-                path: path.to_path_buf(),
-                expected,
-                actual,
-            });
-        }
+        let (file, header) = open_and_check(path)?;
         // An empty DB has no payload, and a zero-length map is an error on some systems.
         let map = if header.count == 0 {
             None
@@ -200,45 +165,10 @@ impl Database {
         let bytes = &self.payload()[start..start + block_bytes];
         let n = self.block_size();
         let len = (self.header.count - (index * n) as u64).min(n as u64) as usize;
-        let column = |offset: usize| offset;
-        let bitboards = |i: usize| self.cast::<Bitboard>(bytes, layout.bitboards[i], n);
-        Ok(Block {
-            len,
-            pieces: [
-                bitboards(0)?,
-                bitboards(1)?,
-                bitboards(2)?,
-                bitboards(3)?,
-                bitboards(4)?,
-                bitboards(5)?,
-            ],
-            colors: [bitboards(6)?, bitboards(7)?],
-            side_to_move: self.cast(bytes, column(layout.side_to_move), n)?,
-            castling: self.cast(bytes, layout.castling, n)?,
-            en_passant: self.cast(bytes, layout.en_passant, n)?,
-            halfmove_clock: self.cast(bytes, layout.halfmove_clock, n)?,
-            fullmove_number: self.cast(bytes, layout.fullmove_number, n)?,
-            result: layout.result.map(|o| self.cast(bytes, o, n)).transpose()?,
-            score: layout.score.map(|o| self.cast(bytes, o, n)).transpose()?,
-            game_id: layout.game_id.map(|o| self.cast(bytes, o, n)).transpose()?,
-            ply: layout.ply.map(|o| self.cast(bytes, o, n)).transpose()?,
+        Block::parse(bytes, &layout, n, len).ok_or_else(|| DbError::Invalid {
+            path: self.path.clone(),
+            what: format!("block {index}: a column is out of bounds or misaligned"),
         })
-    }
-
-    fn cast<'a, T: Pod>(
-        &self,
-        bytes: &'a [u8],
-        offset: usize,
-        n: usize,
-    ) -> Result<&'a [T], DbError> {
-        let size = n * std::mem::size_of::<T>();
-        bytes
-            .get(offset..offset + size)
-            .and_then(|b| bytemuck::try_cast_slice(b).ok())
-            .ok_or_else(|| DbError::Invalid {
-                path: self.path.clone(),
-                what: format!("column at offset {offset} is out of bounds or misaligned"),
-            })
     }
 
     /// The record at `index`, validated.
@@ -297,7 +227,181 @@ impl Database {
     }
 }
 
-impl Block<'_> {
+/// Reads and checks the header of the file at `path`, and the file's length against it.
+fn open_and_check(path: &Path) -> Result<(File, Header), DbError> {
+    let file = File::open(path).map_err(|e| DbError::io(path, e))?;
+    let actual = file.metadata().map_err(|e| DbError::io(path, e))?.len();
+    let mut head = [0u8; HEADER_SIZE];
+    let mut filled = 0;
+    while filled < HEADER_SIZE {
+        let n = (&file)
+            .read(&mut head[filled..])
+            .map_err(|e| DbError::io(path, e))?;
+        if n == 0 {
+            break;
+        }
+        filled += n;
+    }
+    if filled < MAGIC.len() || head[..MAGIC.len()] != MAGIC {
+        return Err(DbError::NotADatabase {
+            path: path.to_path_buf(),
+        });
+    }
+    if filled < HEADER_SIZE {
+        return Err(DbError::WrongSize {
+            path: path.to_path_buf(),
+            expected: HEADER_SIZE as u64,
+            actual,
+        });
+    }
+    let header = Header::decode(&head).map_err(|e| e.at(path))?;
+    let expected = header.file_size();
+    if actual != expected {
+        return Err(DbError::WrongSize {
+            path: path.to_path_buf(),
+            expected,
+            actual,
+        });
+    }
+    Ok((file, header))
+}
+
+/// Reads a DB block by block with plain reads into one buffer, checking the payload
+/// checksum at the end: for passes over a whole DB that should not keep it resident
+/// (appending, rewriting), where a memory map would.
+pub struct BlockStream {
+    path: PathBuf,
+    file: io::BufReader<File>,
+    header: Header,
+    layout: Layout,
+    buffer: Vec<u64>,
+    next: usize,
+    crc: crc32fast::Hasher,
+}
+
+impl BlockStream {
+    pub fn open(path: impl AsRef<Path>) -> Result<BlockStream, DbError> {
+        let path = path.as_ref();
+        let (file, header) = open_and_check(path)?;
+        let layout = header.layout();
+        Ok(BlockStream {
+            path: path.to_path_buf(),
+            file: io::BufReader::with_capacity(1 << 20, file),
+            buffer: vec![0u64; layout.block_bytes as usize / 8],
+            layout,
+            header,
+            next: 0,
+            crc: crc32fast::Hasher::new(),
+        })
+    }
+
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The bytes of the next block and the number of rows in it; `None` after the last,
+    /// once the payload checksum has been found right.
+    pub fn next_bytes(&mut self) -> Result<Option<(&[u8], usize)>, DbError> {
+        let n = self.header.block_size as u64;
+        if self.next as u64 == self.header.block_count() {
+            if self.crc.clone().finalize() != self.header.payload_crc {
+                return Err(DbError::Checksum {
+                    path: self.path.clone(),
+                    what: "position data",
+                });
+            }
+            return Ok(None);
+        }
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut self.buffer);
+        self.file
+            .read_exact(bytes)
+            .map_err(|e| DbError::io(&self.path, e))?;
+        self.crc.update(bytes);
+        let len = (self.header.count - self.next as u64 * n).min(n) as usize;
+        self.next += 1;
+        Ok(Some((bytemuck::cast_slice(&self.buffer), len)))
+    }
+
+    /// Calls `f` with every record, in order, each validated.
+    pub fn for_each_record(
+        mut self,
+        mut f: impl FnMut(Record) -> Result<(), DbError>,
+    ) -> Result<(), DbError> {
+        let n = self.header.block_size as usize;
+        let layout = self.layout.clone();
+        let path = self.path.clone();
+        let mut index = 0u64;
+        while let Some((bytes, len)) = self.next_bytes()? {
+            let block = Block::parse(bytes, &layout, n, len).ok_or_else(|| DbError::Invalid {
+                path: path.clone(),
+                what: "a column is out of bounds or misaligned".to_string(),
+            })?;
+            for row in 0..len {
+                let record = block.record(row).map_err(|reason| DbError::BadRecord {
+                    path: path.clone(),
+                    index,
+                    reason,
+                })?;
+                f(record)?;
+                index += 1;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<'a> Block<'a> {
+    /// The columns of one block's bytes, as `layout` places them.
+    pub(crate) fn parse(
+        bytes: &'a [u8],
+        layout: &Layout,
+        n: usize,
+        len: usize,
+    ) -> Option<Block<'a>> {
+        fn column<T: Pod>(bytes: &[u8], offset: usize, n: usize) -> Option<&[T]> {
+            let size = n * std::mem::size_of::<T>();
+            bytemuck::try_cast_slice(bytes.get(offset..offset + size)?).ok()
+        }
+        let bitboards = |i: usize| column::<Bitboard>(bytes, layout.bitboards[i], n);
+        Some(Block {
+            len,
+            pieces: [
+                bitboards(0)?,
+                bitboards(1)?,
+                bitboards(2)?,
+                bitboards(3)?,
+                bitboards(4)?,
+                bitboards(5)?,
+            ],
+            colors: [bitboards(6)?, bitboards(7)?],
+            side_to_move: column(bytes, layout.side_to_move, n)?,
+            castling: column(bytes, layout.castling, n)?,
+            en_passant: column(bytes, layout.en_passant, n)?,
+            halfmove_clock: column(bytes, layout.halfmove_clock, n)?,
+            fullmove_number: column(bytes, layout.fullmove_number, n)?,
+            result: match layout.result {
+                Some(o) => Some(column(bytes, o, n)?),
+                None => None,
+            },
+            score: match layout.score {
+                Some(o) => Some(column(bytes, o, n)?),
+                None => None,
+            },
+            game_id: match layout.game_id {
+                Some(o) => Some(column(bytes, o, n)?),
+                None => None,
+            },
+            ply: match layout.ply {
+                Some(o) => Some(column(bytes, o, n)?),
+                None => None,
+            },
+        })
+    }
+
     /// Decodes and validates row `row`.
     pub fn record(&self, row: usize) -> Result<Record, String> {
         let side_to_move = match self.side_to_move[row] {

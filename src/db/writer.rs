@@ -13,8 +13,8 @@ use tempfile::NamedTempFile;
 use super::layout::{
     Columns, HEADER_SIZE, Header, Layout, NO_GAME, NO_PLY, NO_RESULT, NO_SCORE, NO_SQUARE,
 };
-use super::{Database, DbError};
-use crate::labels::Record;
+use super::{BlockStream, DbError};
+use crate::labels::{GameResult, Record};
 
 /// One block's rows, column by column, before they are written.
 struct BlockBuffer {
@@ -46,28 +46,30 @@ impl BlockBuffer {
             ply: vec![0; n],
             len: 0,
         };
-        buffer.clear();
+        buffer.pad();
         buffer
     }
 
-    /// Resets every row to padding: empty boards, no en passant, unknown labels.
-    fn clear(&mut self) {
+    /// Resets the rows from `len` on to padding: empty boards, no en passant, unknown
+    /// labels. `push` writes every column of its row, labels included, so only the last
+    /// block needs this.
+    fn pad(&mut self) {
+        let from = self.len;
         self.bitboards
             .iter_mut()
-            .for_each(|c| c.fill(Bitboard::EMPTY));
-        self.side_to_move.fill(0);
-        self.castling.fill(0);
-        self.en_passant.fill(NO_SQUARE);
-        self.halfmove_clock.fill(0);
-        self.fullmove_number.fill(0);
-        self.result.fill(NO_RESULT);
-        self.score.fill(NO_SCORE);
-        self.game_id.fill(NO_GAME);
-        self.ply.fill(NO_PLY);
-        self.len = 0;
+            .for_each(|c| c[from..].fill(Bitboard::EMPTY));
+        self.side_to_move[from..].fill(0);
+        self.castling[from..].fill(0);
+        self.en_passant[from..].fill(NO_SQUARE);
+        self.halfmove_clock[from..].fill(0);
+        self.fullmove_number[from..].fill(0);
+        self.result[from..].fill(NO_RESULT);
+        self.score[from..].fill(NO_SCORE);
+        self.game_id[from..].fill(NO_GAME);
+        self.ply[from..].fill(NO_PLY);
     }
 
-    fn push(&mut self, record: &Record) -> Columns {
+    fn push(&mut self, record: &Record) {
         let row = self.len;
         let position = &record.position;
         for (i, &bb) in position.piece_boards().iter().enumerate() {
@@ -82,29 +84,18 @@ impl BlockBuffer {
         self.halfmove_clock[row] = position.halfmove_clock();
         self.fullmove_number[row] = position.fullmove_number();
         let labels = &record.labels;
-        let mut used = Columns::NONE;
-        if let Some(result) = labels.result {
-            self.result[row] = result.to_i8();
-            used = used.union(Columns::RESULT);
-        }
-        if let Some(score) = labels.score {
-            self.score[row] = score;
-            used = used.union(Columns::SCORE);
-        }
-        if let Some(game) = labels.game_id {
-            self.game_id[row] = game;
-            used = used.union(Columns::GAME_ID);
-        }
-        if let Some(ply) = labels.ply {
-            self.ply[row] = ply;
-            used = used.union(Columns::PLY);
-        }
+        self.result[row] = labels.result.map_or(NO_RESULT, GameResult::to_i8);
+        self.score[row] = labels.score.unwrap_or(NO_SCORE);
+        self.game_id[row] = labels.game_id.unwrap_or(NO_GAME);
+        self.ply[row] = labels.ply.unwrap_or(NO_PLY);
         self.len += 1;
-        used
     }
 }
 
 /// Writes a position DB. Call [`DbWriter::finish`]; dropping the writer discards the file.
+///
+/// The label columns grow with the records: the first record with a score adds the score
+/// column (the blocks already written are copied once into the wider layout).
 pub struct DbWriter {
     path: PathBuf,
     temp: NamedTempFile,
@@ -120,8 +111,8 @@ pub struct DbWriter {
 }
 
 impl DbWriter {
-    /// Starts a new DB at `path` with room for the label columns `columns`. With
-    /// `drop_unused`, columns that no record filled are left out of the finished file.
+    /// Starts a new DB at `path` with at least the label columns `columns`. With
+    /// `drop_unused`, those of them that no record filled are left out of the finished file.
     pub fn create(
         path: impl AsRef<Path>,
         block_size: u32,
@@ -141,11 +132,7 @@ impl DbWriter {
                 ),
             });
         }
-        let temp = temp_beside(&path)?;
-        let file = temp.reopen().map_err(|e| DbError::io(&path, e))?;
-        let mut out = BufWriter::with_capacity(1 << 20, file);
-        out.write_all(&[0u8; HEADER_SIZE])
-            .map_err(|e| DbError::io(&path, e))?;
+        let (temp, out) = start_file(&path)?;
         Ok(DbWriter {
             layout: Layout::new(block_size, columns),
             buffer: BlockBuffer::new(block_size as usize),
@@ -162,24 +149,12 @@ impl DbWriter {
     }
 
     /// Starts a writer whose output begins with every record of the DB at `path` (which
-    /// it will replace): the columns are the old DB's plus `columns`.
-    pub fn append_to(
-        path: impl AsRef<Path>,
-        columns: Columns,
-        drop_unused: bool,
-    ) -> Result<DbWriter, DbError> {
-        let old = Database::open(path.as_ref())?;
-        old.verify()?;
-        let mut writer = DbWriter::create(
-            path.as_ref(),
-            old.header().block_size,
-            old.columns().union(columns),
-            drop_unused,
-        )?;
-        writer.used = old.columns();
-        for record in old.records(0..old.len()) {
-            writer.push(&record?)?;
-        }
+    /// it will replace), with the old DB's columns and block size.
+    pub fn append_to(path: impl AsRef<Path>) -> Result<DbWriter, DbError> {
+        let old = BlockStream::open(path.as_ref())?;
+        let columns = old.header().columns;
+        let mut writer = DbWriter::create(path.as_ref(), old.header().block_size, columns, false)?;
+        old.for_each_record(|record| writer.push(&record))?;
         Ok(writer)
     }
 
@@ -191,9 +166,18 @@ impl DbWriter {
         self.count == 0
     }
 
+    /// The label columns the DB has so far.
+    pub fn columns(&self) -> Columns {
+        self.columns
+    }
+
     pub fn push(&mut self, record: &Record) -> Result<(), DbError> {
-        let used = self.buffer.push(record);
-        self.used = self.used.union(used);
+        let labels = Columns::of(&record.labels);
+        if !self.columns.contains(labels) {
+            self.widen(self.columns.union(labels))?;
+        }
+        self.buffer.push(record);
+        self.used = self.used.union(labels);
         self.count += 1;
         if self.buffer.len == self.block_size as usize {
             self.flush_block()?;
@@ -201,41 +185,82 @@ impl DbWriter {
         Ok(())
     }
 
+    /// Moves to a layout with more label columns: the blocks written so far are copied
+    /// into a new temporary file in the wider layout, their new columns "unknown".
+    fn widen(&mut self, columns: Columns) -> Result<(), DbError> {
+        let written = self.count - self.buffer.len as u64;
+        if written > 0 {
+            self.write_header(written)?;
+            let mut staged = BlockStream::open(self.temp.path())?;
+            let (temp, mut out) = start_file(&self.path)?;
+            self.crc = copy_blocks(&mut staged, &mut out, columns)?;
+            self.temp = temp;
+            self.out = out;
+        }
+        self.columns = columns;
+        self.layout = Layout::new(self.block_size, columns);
+        Ok(())
+    }
+
+    /// Writes the buffered block, column by column straight into the file buffer. Rows
+    /// past `len` (only in the last block) are reset to padding first.
     fn flush_block(&mut self) -> Result<(), DbError> {
-        let mut block = Vec::with_capacity(self.layout.block_bytes as usize);
+        if self.buffer.len < self.block_size as usize {
+            self.buffer.pad();
+        }
         let b = &self.buffer;
         let layout = &self.layout;
-        let mut put = |offset: usize, bytes: &[u8]| {
-            block.resize(offset, 0);
-            block.extend_from_slice(bytes);
-        };
+        let mut columns: Vec<(usize, &[u8])> = Vec::with_capacity(18);
         for (i, column) in b.bitboards.iter().enumerate() {
-            put(layout.bitboards[i], as_bytes(column));
+            columns.push((layout.bitboards[i], as_bytes(column)));
         }
-        put(layout.side_to_move, &b.side_to_move);
-        put(layout.castling, as_bytes(&b.castling));
-        put(layout.en_passant, &b.en_passant);
-        put(layout.halfmove_clock, as_bytes(&b.halfmove_clock));
-        put(layout.fullmove_number, as_bytes(&b.fullmove_number));
-        if let Some(offset) = layout.result {
-            put(offset, as_bytes(&b.result));
+        columns.extend([
+            (layout.side_to_move, b.side_to_move.as_slice()),
+            (layout.castling, as_bytes(&b.castling)),
+            (layout.en_passant, b.en_passant.as_slice()),
+            (layout.halfmove_clock, as_bytes(&b.halfmove_clock)),
+            (layout.fullmove_number, as_bytes(&b.fullmove_number)),
+        ]);
+        for (offset, bytes) in [
+            (layout.result, as_bytes(&b.result)),
+            (layout.score, as_bytes(&b.score)),
+            (layout.game_id, as_bytes(&b.game_id)),
+            (layout.ply, as_bytes(&b.ply)),
+        ] {
+            if let Some(offset) = offset {
+                columns.push((offset, bytes));
+            }
         }
-        if let Some(offset) = layout.score {
-            put(offset, as_bytes(&b.score));
+        columns.push((layout.block_bytes as usize, &[]));
+        let io = |e| DbError::io(&self.path, e);
+        let mut at = 0;
+        for (offset, bytes) in columns {
+            // Alignment padding between columns (none while blocks hold 64 rows or more).
+            let padding = [0u8; 64];
+            let gap = &padding[..offset - at];
+            self.crc.update(gap);
+            self.out.write_all(gap).map_err(io)?;
+            self.crc.update(bytes);
+            self.out.write_all(bytes).map_err(io)?;
+            at = offset + bytes.len();
         }
-        if let Some(offset) = layout.game_id {
-            put(offset, as_bytes(&b.game_id));
-        }
-        if let Some(offset) = layout.ply {
-            put(offset, as_bytes(&b.ply));
-        }
-        block.resize(layout.block_bytes as usize, 0);
-        self.crc.update(&block);
-        self.out
-            .write_all(&block)
-            .map_err(|e| DbError::io(&self.path, e))?;
-        self.buffer.clear();
+        self.buffer.len = 0;
         Ok(())
+    }
+
+    /// Writes the header for the first `count` rows and leaves the file position at its end.
+    fn write_header(&mut self, count: u64) -> Result<(), DbError> {
+        let header = Header::new(
+            count,
+            self.block_size,
+            self.columns,
+            self.crc.clone().finalize(),
+        );
+        let io = |e| DbError::io(&self.path, e);
+        self.out.seek(SeekFrom::Start(0)).map_err(io)?;
+        self.out.write_all(&header.encode()).map_err(io)?;
+        self.out.seek(SeekFrom::End(0)).map_err(io)?;
+        self.out.flush().map_err(io)
     }
 
     /// Writes the last block and the header, syncs, and renames the file into place.
@@ -244,22 +269,26 @@ impl DbWriter {
         if self.buffer.len > 0 {
             self.flush_block()?;
         }
-        let header = Header::new(
-            self.count,
-            self.block_size,
-            self.columns,
-            self.crc.clone().finalize(),
-        );
-        let io = |e| DbError::io(&self.path, e);
-        self.out.seek(SeekFrom::Start(0)).map_err(io)?;
-        self.out.write_all(&header.encode()).map_err(io)?;
-        self.out.flush().map_err(io)?;
+        self.write_header(self.count)?;
         if self.drop_unused && self.used != self.columns {
             // Copy the rows into a DB without the label columns that nothing filled; the
             // staged file is deleted when `self.temp` drops.
-            let staged = Database::open(self.temp.path())?;
-            return copy_columns(&staged, &self.path, self.used);
+            let mut staged = BlockStream::open(self.temp.path())?;
+            let (temp, out) = start_file(&self.path)?;
+            let mut lean = DbWriter {
+                columns: self.used,
+                layout: Layout::new(self.block_size, self.used),
+                crc: crc32fast::Hasher::new(),
+                temp,
+                out,
+                ..self
+            };
+            lean.crc = copy_blocks(&mut staged, &mut lean.out, lean.columns)?;
+            lean.buffer.len = 0;
+            lean.drop_unused = false;
+            return lean.finish();
         }
+        let io = |e| DbError::io(&self.path, e);
         self.out.get_ref().sync_all().map_err(io)?;
         let path = self.path.clone();
         self.temp
@@ -269,25 +298,37 @@ impl DbWriter {
     }
 }
 
-/// A temporary file in the target's directory, so that renaming it into place is atomic.
-fn temp_beside(path: &Path) -> Result<NamedTempFile, DbError> {
+/// A temporary file in the target's directory (so that renaming it into place is atomic),
+/// with room for the header at its start.
+fn start_file(path: &Path) -> Result<(NamedTempFile, BufWriter<File>), DbError> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    tempfile::Builder::new()
-        .prefix(".psdb-")
-        .suffix(".tmp")
-        .tempfile_in(&dir)
-        .map_err(|e| DbError::io(path, e))
+    let io = |e| DbError::io(path, e);
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".psdb-").suffix(".tmp");
+    // Temporary files are private (0600); the finished DB is an ordinary file.
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
+    let temp = builder.tempfile_in(&dir).map_err(io)?;
+    let mut out = BufWriter::with_capacity(1 << 20, temp.reopen().map_err(io)?);
+    out.write_all(&[0u8; HEADER_SIZE]).map_err(io)?;
+    Ok((temp, out))
 }
 
-/// Writes `source`'s rows to `path` with only the label columns `columns`, block by
-/// block, copying column bytes as they are (both layouts share the block size).
-fn copy_columns(source: &Database, path: &Path, columns: Columns) -> Result<u64, DbError> {
-    let from = source.header().layout();
-    let to = Layout::new(source.header().block_size, columns);
-    let n = source.block_size();
+/// Copies every block of `source` to `out` in the layout of `columns`: column bytes are
+/// moved as they are, label columns the source lacks are filled with "unknown", and those
+/// `columns` lacks are left out. Returns the checksum of what it wrote.
+fn copy_blocks(
+    source: &mut BlockStream,
+    out: &mut BufWriter<File>,
+    columns: Columns,
+) -> Result<crc32fast::Hasher, DbError> {
+    let header = source.header().clone();
+    let from = header.layout();
+    let to = Layout::new(header.block_size, columns);
+    let n = header.block_size as usize;
     // (offset in source, offset in target, bytes)
     let mut moves: Vec<(usize, usize, usize)> = (0..8)
         .map(|i| (from.bitboards[i], to.bitboards[i], n * 8))
@@ -299,45 +340,35 @@ fn copy_columns(source: &Database, path: &Path, columns: Columns) -> Result<u64,
         (from.halfmove_clock, to.halfmove_clock, n * 2),
         (from.fullmove_number, to.fullmove_number, n * 2),
     ]);
-    for (source_offset, target_offset, width) in [
-        (from.result, to.result, 1),
-        (from.score, to.score, 4),
-        (from.game_id, to.game_id, 4),
-        (from.ply, to.ply, 2),
-    ] {
-        if let (Some(s), Some(t)) = (source_offset, target_offset) {
-            moves.push((s, t, n * width));
+    let mut block = vec![0u8; to.block_bytes as usize];
+    let unknown: [(Option<usize>, Option<usize>, &[u8]); 4] = [
+        (from.result, to.result, &NO_RESULT.to_le_bytes()),
+        (from.score, to.score, &NO_SCORE.to_le_bytes()),
+        (from.game_id, to.game_id, &NO_GAME.to_le_bytes()),
+        (from.ply, to.ply, &NO_PLY.to_le_bytes()),
+    ];
+    for (source_offset, target_offset, fill) in unknown {
+        match (source_offset, target_offset) {
+            (Some(s), Some(t)) => moves.push((s, t, n * fill.len())),
+            (None, Some(t)) => {
+                // Filled once: the copies below never touch these bytes.
+                for chunk in block[t..t + n * fill.len()].chunks_exact_mut(fill.len()) {
+                    chunk.copy_from_slice(fill);
+                }
+            }
+            _ => {}
         }
     }
-    let io = |e| DbError::io(path, e);
-    let temp = temp_beside(path)?;
-    let mut out = BufWriter::with_capacity(1 << 20, temp.reopen().map_err(io)?);
-    out.write_all(&[0u8; HEADER_SIZE]).map_err(io)?;
+    let path = source.path().to_path_buf();
     let mut crc = crc32fast::Hasher::new();
-    let mut block = vec![0u8; to.block_bytes as usize];
-    let payload = source.payload();
-    for index in 0..source.block_count() {
-        let start = index * from.block_bytes as usize;
-        let bytes = &payload[start..start + from.block_bytes as usize];
+    while let Some((bytes, _)) = source.next_bytes()? {
         for &(s, t, width) in &moves {
             block[t..t + width].copy_from_slice(&bytes[s..s + width]);
         }
         crc.update(&block);
-        out.write_all(&block).map_err(io)?;
+        out.write_all(&block).map_err(|e| DbError::io(&path, e))?;
     }
-    let header = Header::new(
-        source.len(),
-        source.header().block_size,
-        columns,
-        crc.finalize(),
-    );
-    out.seek(SeekFrom::Start(0)).map_err(io)?;
-    out.write_all(&header.encode()).map_err(io)?;
-    out.flush().map_err(io)?;
-    out.get_ref().sync_all().map_err(io)?;
-    drop(out);
-    temp.persist(path).map_err(|e| io(e.error))?;
-    Ok(source.len())
+    Ok(crc)
 }
 
 fn as_bytes<T: Pod>(column: &[T]) -> &[u8] {

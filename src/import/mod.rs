@@ -167,10 +167,9 @@ pub fn import(
     })?;
     let mut input = Input {
         name,
-        reader,
+        lines: LineReader::new(reader),
         bytes_read,
         line: 0,
-        buffer: Vec::with_capacity(256),
     };
     match format {
         Format::Lines => import_lines(&mut input, handlers),
@@ -181,31 +180,84 @@ pub fn import(
 /// An open input read line by line, counting lines and (compressed) bytes.
 pub(crate) struct Input {
     name: String,
-    reader: Box<dyn BufRead>,
+    lines: LineReader,
     bytes_read: Arc<AtomicU64>,
     line: u64,
+}
+
+/// Splits a stream into lines inside one large buffer, so that a line is a slice of it
+/// and only a line that straddles two reads is moved.
+struct LineReader {
+    inner: Box<dyn Read>,
     buffer: Vec<u8>,
+    start: usize,
+    end: usize,
+    eof: bool,
+}
+
+impl LineReader {
+    fn new(inner: Box<dyn Read>) -> LineReader {
+        LineReader {
+            inner,
+            buffer: vec![0; 1 << 20],
+            start: 0,
+            end: 0,
+            eof: false,
+        }
+    }
+
+    /// The next line without its line ending (`\n` or `\r\n`), or `None` at the end.
+    fn next_line(&mut self) -> io::Result<Option<&[u8]>> {
+        loop {
+            let pending = &self.buffer[self.start..self.end];
+            if let Some(i) = memchr::memchr(b'\n', pending) {
+                let line = self.start..self.start + i;
+                self.start += i + 1;
+                return Ok(Some(trim_line_end(&self.buffer[line])));
+            }
+            if self.eof {
+                if self.start == self.end {
+                    return Ok(None);
+                }
+                let line = self.start..self.end;
+                self.start = self.end;
+                return Ok(Some(trim_line_end(&self.buffer[line])));
+            }
+            self.buffer.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+            if self.end == self.buffer.len() {
+                // A line longer than the buffer: make room rather than split it.
+                self.buffer.resize(self.buffer.len() * 2, 0);
+            }
+            match self.inner.read(&mut self.buffer[self.end..]) {
+                Ok(0) => self.eof = true,
+                Ok(n) => self.end += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+fn trim_line_end(line: &[u8]) -> &[u8] {
+    line.strip_suffix(b"\r").unwrap_or(line)
 }
 
 impl Input {
-    /// Reads the next line (without its line ending) into `self.buffer`; false at the end.
-    fn next_line(&mut self) -> Result<bool, ImportError> {
-        self.buffer.clear();
-        let n = self
-            .reader
-            .read_until(b'\n', &mut self.buffer)
-            .map_err(|source| ImportError::Io {
+    /// The next line, without its line ending; `None` at the end of the input.
+    fn next_line(&mut self) -> Result<Option<&[u8]>, ImportError> {
+        match self.lines.next_line() {
+            Ok(Some(line)) => {
+                self.line += 1;
+                Ok(Some(line))
+            }
+            Ok(None) => Ok(None),
+            Err(source) => Err(ImportError::Io {
                 file: self.name.clone(),
                 source,
-            })?;
-        if n == 0 {
-            return Ok(false);
+            }),
         }
-        self.line += 1;
-        while matches!(self.buffer.last(), Some(b'\n' | b'\r')) {
-            self.buffer.pop();
-        }
-        Ok(true)
     }
 
     fn bytes_read(&self) -> u64 {
@@ -238,15 +290,15 @@ const PROGRESS_EVERY: u64 = 16 * 1024;
 
 fn import_lines(input: &mut Input, handlers: &mut Handlers<'_>) -> Result<Counts, ImportError> {
     let mut counts = Counts::default();
-    while input.next_line()? {
-        if input.line.is_multiple_of(PROGRESS_EVERY) {
-            (handlers.progress)(input.bytes_read());
-        }
-        let parsed = match std::str::from_utf8(&input.buffer) {
-            Ok(text) => labels::parse_line(text).map_err(|e| (e.to_string(), text)),
+    let mut rejected = None;
+    while let Some(bytes) = input.next_line()? {
+        let parsed = match std::str::from_utf8(bytes) {
+            Ok(text) => {
+                labels::parse_line(text).map_err(|e| (e.to_string(), text.trim().to_string()))
+            }
             Err(_) => Err((
                 "not valid UTF-8".to_string(),
-                "(bytes not shown: invalid UTF-8)",
+                String::from_utf8_lossy(bytes).trim().to_string(),
             )),
         };
         match parsed {
@@ -255,10 +307,13 @@ fn import_lines(input: &mut Input, handlers: &mut Handlers<'_>) -> Result<Counts
                 counts.positions += 1;
             }
             Ok(None) => {}
-            Err((reason, text)) => {
-                let text = text.trim().to_string();
-                input.reject(handlers, input.line, reason, &text, &mut counts)?;
-            }
+            Err(rejection) => rejected = Some(rejection),
+        }
+        if let Some((reason, text)) = rejected.take() {
+            input.reject(handlers, input.line, reason, &text, &mut counts)?;
+        }
+        if input.line.is_multiple_of(PROGRESS_EVERY) {
+            (handlers.progress)(input.bytes_read());
         }
     }
     (handlers.progress)(input.bytes_read());
@@ -283,13 +338,15 @@ const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
 /// Opens an input, decompressing it when it starts with the gzip magic bytes (whatever its
 /// name), so `.gz` files and compressed standard input both work.
-fn open(source: &Source, count: &Arc<AtomicU64>) -> io::Result<Box<dyn BufRead>> {
+fn open(source: &Source, count: &Arc<AtomicU64>) -> io::Result<Box<dyn Read>> {
     let raw: Box<dyn Read> = match source {
         Source::Stdin => Box::new(io::stdin()),
         Source::File(path) => Box::new(open_file(path)?),
     };
+    // Small: it only has to hold the magic bytes; the line reader's larger reads then go
+    // past it straight to the source.
     let mut buffered = BufReader::with_capacity(
-        1 << 16,
+        8 * 1024,
         CountingReader {
             inner: raw,
             count: Arc::clone(count),
@@ -297,10 +354,7 @@ fn open(source: &Source, count: &Arc<AtomicU64>) -> io::Result<Box<dyn BufRead>>
     );
     let is_gzip = buffered.fill_buf()?.starts_with(&GZIP_MAGIC);
     Ok(if is_gzip {
-        Box::new(BufReader::with_capacity(
-            1 << 16,
-            MultiGzDecoder::new(buffered),
-        ))
+        Box::new(MultiGzDecoder::new(buffered))
     } else {
         Box::new(buffered)
     })

@@ -29,12 +29,15 @@ pub(super) fn import_games(
         records: Vec::new(),
     };
     let mut last_progress = 0;
-    while input.next_line()? {
+    let mut line = Vec::new();
+    while let Some(bytes) = input.next_line()? {
+        // A copy, so that the input can be lent out again while this line is handled.
+        line.clear();
+        line.extend_from_slice(bytes);
         if input.line - last_progress >= PROGRESS_EVERY {
             last_progress = input.line;
             (handlers.progress)(input.bytes_read());
         }
-        let line = &input.buffer;
         let trimmed = line.trim_ascii_start();
         if trimmed.starts_with(b"[") && game.in_movetext && game.brace_depth == 0 {
             finish_game(
@@ -46,7 +49,7 @@ pub(super) fn import_games(
                 &mut counts,
             )?;
         }
-        game.add_line(input.line, &input.buffer);
+        game.add_line(input.line, &line);
     }
     finish_game(
         input,
