@@ -60,8 +60,7 @@ fn random_playouts(
     positions
 }
 
-fn shakmaty_fen(position: &Chess, mode: CastlingMode) -> String {
-    let _ = mode;
+fn shakmaty_fen(position: &Chess) -> String {
     Fen::from_position(position, EnPassantMode::Legal).to_string()
 }
 
@@ -69,8 +68,8 @@ fn shakmaty_fen(position: &Chess, mode: CastlingMode) -> String {
 fn random_playout_positions_round_trip_as_shakmaty_writes_them() {
     let mut rng = Rng(0x1234_5678_9abc_def1);
     let mut keys: HashMap<u64, String> = HashMap::new();
-    let mut check = |position: &Chess, mode: CastlingMode| {
-        let text = shakmaty_fen(position, mode);
+    let mut check = |position: &Chess, _: CastlingMode| {
+        let text = shakmaty_fen(position);
         let ours = parse_fen(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
         assert_eq!(write_fen(&ours), text);
         // Equal keys for equal positions; a collision between different ones would show
@@ -175,14 +174,9 @@ fn every_fixture_position_round_trips() {
                 .unwrap()
                 .into_position(CastlingMode::Standard)
                 // The masks set has placements with checks no game could reach.
-                .or_else(|e| e.ignore_impossible_check())
+                .or_else(|e| e.ignore_impossible_check().map_err(|e| e.to_string()))
                 .unwrap_or_else(|e| panic!("{suite}: {line}: {e}"));
-            assert_eq!(
-                shakmaty_fen(&oracle, CastlingMode::Standard)
-                    .split(' ')
-                    .next(),
-                Some(original[0])
-            );
+            assert_eq!(shakmaty_fen(&oracle).split(' ').next(), Some(original[0]));
             checked += 1;
         }
     }
