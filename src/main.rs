@@ -355,6 +355,11 @@ fn run_export(path: &Path, output: Option<&Path>, range: Option<Range<u64>>) -> 
 
 fn run_show(target: &str, index: u64) -> Result<()> {
     let path = Path::new(target);
+    // A FEN always has spaces between its fields; a path without one that names no file
+    // is a missing DB, not a bad FEN.
+    if !path.exists() && !target.contains(' ') {
+        bail!("{target}: no such file (and not a FEN: a FEN has space-separated fields)");
+    }
     let position = if path.is_file() {
         let db = Database::open(path)?;
         if index >= db.len() {

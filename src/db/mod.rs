@@ -27,10 +27,11 @@ pub use writer::DbWriter;
 /// Errors of reading or writing a position DB. Each names the file.
 #[derive(Debug, Error)]
 pub enum DbError {
-    #[error("{path}: {source}")]
+    // `error`, not `source`: the message already includes it, and a chain would repeat it.
+    #[error("{path}: {error}")]
     Io {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("{path}: not a pawnstorm position database (wrong magic bytes)")]
     NotADatabase { path: PathBuf },
@@ -59,10 +60,10 @@ pub enum DbError {
 }
 
 impl DbError {
-    pub(crate) fn io(path: &Path, source: std::io::Error) -> DbError {
+    pub(crate) fn io(path: &Path, error: std::io::Error) -> DbError {
         DbError::Io {
             path: path.to_path_buf(),
-            source,
+            error,
         }
     }
 }

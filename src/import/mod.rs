@@ -117,8 +117,9 @@ pub enum AfterRejection {
 
 #[derive(Debug, Error)]
 pub enum ImportError {
-    #[error("{file}: {source}")]
-    Io { file: String, source: io::Error },
+    // `error`, not `source`: the message already includes it, and a chain would repeat it.
+    #[error("{file}: {error}")]
+    Io { file: String, error: io::Error },
     #[error(transparent)]
     Db(#[from] DbError),
     #[error("stopped at the first bad record (--strict): {0}")]
@@ -161,9 +162,9 @@ pub fn import(
 ) -> Result<Counts, ImportError> {
     let name = source.name();
     let bytes_read = Arc::new(AtomicU64::new(0));
-    let reader = open(source, &bytes_read).map_err(|source| ImportError::Io {
+    let reader = open(source, &bytes_read).map_err(|error| ImportError::Io {
         file: name.clone(),
-        source,
+        error,
     })?;
     let mut input = Input {
         name,
@@ -253,9 +254,9 @@ impl Input {
                 Ok(Some(line))
             }
             Ok(None) => Ok(None),
-            Err(source) => Err(ImportError::Io {
+            Err(error) => Err(ImportError::Io {
                 file: self.name.clone(),
-                source,
+                error,
             }),
         }
     }

@@ -135,9 +135,9 @@ fn finish_game(
     visitor.records.clear();
     let outcome = Reader::new(game.text.as_slice())
         .read_game(visitor)
-        .map_err(|source| ImportError::Io {
+        .map_err(|error| ImportError::Io {
             file: input.name.clone(),
-            source,
+            error,
         })?;
     let outcome = outcome.unwrap_or_else(|| Err("no game found".to_string()));
     match outcome {
