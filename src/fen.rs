@@ -451,6 +451,20 @@ const BOARD_CODES: [u8; 256] = {
 };
 const SLASH: u8 = 9;
 
+/// Per byte of a board field, what the board loop needs in one load: bits 0-7 the board
+/// code, bits 8-11 the squares it fills, bit 12 a digit, bit 13 a slash, bit 14 not allowed.
+const BOARD_BYTES: [u16; 256] = {
+    let mut table = [0u16; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let code = BOARD_CODES[byte];
+        table[byte] = code as u16 | (BOARD_INFO[code as usize & 31] as u16 & 0x3f) << 8;
+        table[byte] |= ((BOARD_INFO[code as usize & 31] as u16 >> 6) & 1) << 14;
+        byte += 1;
+    }
+    table
+};
+
 /// Per board code: bits 0-3 the squares it fills, bit 4 a digit, bit 5 a slash, bit 6 not
 /// allowed in a board.
 const BOARD_INFO: [u8; 32] = {
@@ -480,26 +494,27 @@ fn parse_board(board: &[u8]) -> Option<([Bitboard; 6], [Bitboard; 2])> {
     // Indexed by square (a1 = 0); slots 64.. absorb writes past the board of a malformed
     // field, which is rejected anyway.
     let mut mailbox = [0u8; 128];
-    // Squares filled so far, counting from a8 in reading order.
+    // Squares filled so far, counting from a8 in reading order, and in the current rank.
     let mut filled: u32 = 0;
-    let mut slashes: u32 = 0;
+    let mut rank_filled: u32 = 0;
     let mut previous_digit = 0u32;
     let mut bad = 0u32;
     for &byte in board {
-        let code = BOARD_CODES[byte as usize];
-        mailbox[(filled as usize & 127) ^ 56] = code;
         // Bitwise `&`/`|` on integers, not `&&`/`||`, so that this stays free of branches.
-        let info = BOARD_INFO[code as usize] as u32;
-        let is_digit = (info >> 4) & 1;
-        let is_slash = (info >> 5) & 1;
-        // A slash must close a rank of exactly 8 squares.
-        let misplaced_slash = is_slash & (filled != 8 * (slashes + 1)) as u32;
-        bad |= (info >> 6) | (is_digit & previous_digit) | misplaced_slash;
-        filled += info & 15;
-        slashes += is_slash;
+        let info = BOARD_BYTES[byte as usize] as u32;
+        mailbox[(filled as usize & 127) ^ 56] = info as u8;
+        let advance = (info >> 8) & 15;
+        let is_digit = (info >> 12) & 1;
+        let slash_mask = 0u32.wrapping_sub((info >> 13) & 1);
+        rank_filled += advance;
+        // A slash must close a rank of exactly 8 squares, and starts the next one.
+        bad |= (info >> 14) | (is_digit & previous_digit) | ((rank_filled ^ 8) & slash_mask);
+        rank_filled &= !slash_mask;
+        filled += advance;
         previous_digit = is_digit;
     }
-    if bad != 0 || filled != 64 || slashes != 7 {
+    // Every rank was closed with exactly 8 squares, so 64 squares means 8 ranks.
+    if bad != 0 || filled != 64 || rank_filled != 8 {
         return None;
     }
     let squares = wide::u8x64::new(mailbox[..64].try_into().expect("64 bytes"));
