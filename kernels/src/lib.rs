@@ -13,8 +13,12 @@
 
 mod bitboard;
 mod color;
+pub mod geometry;
+pub mod lanes;
+pub mod pawns;
 mod square;
 
 pub use bitboard::Bitboard;
 pub use color::Color;
+pub use lanes::Lanes;
 pub use square::{File, Rank, Square};

@@ -1,0 +1,125 @@
+//! Set-wise geometry on lanes of bitboards: shifts that never wrap round the board, fills,
+//! spans and king dilation. Every east/west step masks the file it would wrap into.
+
+use crate::{Color, Lanes};
+
+const FILE_A: u64 = 0x0101_0101_0101_0101;
+const FILE_H: u64 = 0x8080_8080_8080_8080;
+
+/// One rank toward rank 8.
+#[inline(always)]
+pub fn north<L: Lanes>(b: L) -> L {
+    b.shl(8)
+}
+
+/// One rank toward rank 1.
+#[inline(always)]
+pub fn south<L: Lanes>(b: L) -> L {
+    b.shr(8)
+}
+
+/// One file toward the h-file; nothing wraps from h to a.
+#[inline(always)]
+pub fn east<L: Lanes>(b: L) -> L {
+    b.shl(1) & L::splat(!FILE_A)
+}
+
+/// One file toward the a-file; nothing wraps from a to h.
+#[inline(always)]
+pub fn west<L: Lanes>(b: L) -> L {
+    b.shr(1) & L::splat(!FILE_H)
+}
+
+/// One rank toward `color`'s promotion rank.
+#[inline(always)]
+pub fn forward<L: Lanes>(color: Color, b: L) -> L {
+    match color {
+        Color::White => north(b),
+        Color::Black => south(b),
+    }
+}
+
+/// One rank toward `color`'s first rank.
+#[inline(always)]
+pub fn backward<L: Lanes>(color: Color, b: L) -> L {
+    forward(!color, b)
+}
+
+/// Each square and every square north of it.
+#[inline(always)]
+pub fn north_fill<L: Lanes>(b: L) -> L {
+    let b = b | b.shl(8);
+    let b = b | b.shl(16);
+    b | b.shl(32)
+}
+
+/// Each square and every square south of it.
+#[inline(always)]
+pub fn south_fill<L: Lanes>(b: L) -> L {
+    let b = b | b.shr(8);
+    let b = b | b.shr(16);
+    b | b.shr(32)
+}
+
+/// Whole files of the squares.
+#[inline(always)]
+pub fn file_fill<L: Lanes>(b: L) -> L {
+    north_fill(b) | south_fill(b)
+}
+
+/// Squares strictly ahead of each square, on its file, from `color`'s side.
+#[inline(always)]
+pub fn front_span<L: Lanes>(color: Color, b: L) -> L {
+    match color {
+        Color::White => north(north_fill(b)),
+        Color::Black => south(south_fill(b)),
+    }
+}
+
+/// Squares strictly behind each square, on its file, from `color`'s side.
+#[inline(always)]
+pub fn rear_span<L: Lanes>(color: Color, b: L) -> L {
+    front_span(!color, b)
+}
+
+/// Squares a pawn of `color` on any of `b` could ever attack by advancing: the front spans
+/// of the adjacent files.
+#[inline(always)]
+pub fn attack_span<L: Lanes>(color: Color, b: L) -> L {
+    let front = front_span(color, b);
+    east(front) | west(front)
+}
+
+/// Squares attacked by pawns of `color` standing on `b`.
+#[inline(always)]
+pub fn pawn_attacks<L: Lanes>(color: Color, b: L) -> L {
+    let ahead = forward(color, b);
+    east(ahead) | west(ahead)
+}
+
+/// The squares within one king step of `b` (`b` included).
+#[inline(always)]
+pub fn king_dilate<L: Lanes>(b: L) -> L {
+    let b = b | east(b) | west(b);
+    b | north(b) | south(b)
+}
+
+/// The squares within `steps` king steps of `b`.
+#[inline(always)]
+pub fn king_dilate_times<L: Lanes>(b: L, steps: u32) -> L {
+    (0..steps).fold(b, |b, _| king_dilate(b))
+}
+
+/// Sum over the squares of `set` of the Chebyshev (king-step) distance to `king`, a single
+/// square per lane: the sum over d = 0..6 of popcount(set & !D_d(king)), D_d the king's
+/// square dilated d times. Shifts, ANDs and popcounts only.
+#[inline(always)]
+pub fn king_distance_sum<L: Lanes>(set: L, king: L) -> L {
+    let mut reach = king;
+    let mut sum = (set & !reach).popcount();
+    for _ in 1..7 {
+        reach = king_dilate(reach);
+        sum = sum.add((set & !reach).popcount());
+    }
+    sum
+}

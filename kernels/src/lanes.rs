@@ -1,0 +1,271 @@
+//! "N bitboards at once": the one abstraction the kernels are written against.
+//!
+//! [`Lanes`] is implemented for `u64` (one position: the scalar reference, and what the
+//! search uses), for `wide::u64x4` (AVX2) and for `wide::u64x8` (AVX-512, or two AVX2
+//! halves where the CPU lacks it). A kernel written once as `fn k<L: Lanes>(...)` runs on
+//! all three, so the SIMD code is the scalar code.
+
+use std::ops::{BitAnd, BitOr, BitXor, Not};
+
+use wide::{u64x4, u64x8};
+
+/// A vector of `WIDTH` independent 64-bit lanes (bitboards or counts).
+pub trait Lanes:
+    Copy
+    + Send
+    + Sync
+    + PartialEq
+    + std::fmt::Debug
+    + BitAnd<Output = Self>
+    + BitOr<Output = Self>
+    + BitXor<Output = Self>
+    + Not<Output = Self>
+{
+    /// How many positions one value holds.
+    const WIDTH: usize;
+    /// Every lane `value`.
+    fn splat(value: u64) -> Self;
+    /// Lanes from the first `WIDTH` values of `values`.
+    fn load(values: &[u64]) -> Self;
+    /// Writes the lanes to the first `WIDTH` slots of `out`.
+    fn store(self, out: &mut [u64]);
+    /// Each lane shifted left (toward h8) by `bits`, which is below 64.
+    fn shl(self, bits: u32) -> Self;
+    /// Each lane shifted right (toward a1) by `bits`, which is below 64.
+    fn shr(self, bits: u32) -> Self;
+    /// Lane-wise wrapping sum.
+    fn add(self, other: Self) -> Self;
+    /// Each lane's number of set bits.
+    fn popcount(self) -> Self;
+    /// All ones in lanes that are zero, zero elsewhere.
+    fn zero_mask(self) -> Self;
+    /// Lanes of `if_set` where `mask` is all ones, of `if_clear` where it is zero.
+    #[inline(always)]
+    fn select(mask: Self, if_set: Self, if_clear: Self) -> Self {
+        (if_set & mask) | (if_clear & !mask)
+    }
+    /// Lanes equal to zero.
+    #[inline(always)]
+    fn is_empty_mask(self) -> Self {
+        self.zero_mask()
+    }
+}
+
+impl Lanes for u64 {
+    const WIDTH: usize = 1;
+    #[inline(always)]
+    fn splat(value: u64) -> Self {
+        value
+    }
+    #[inline(always)]
+    fn load(values: &[u64]) -> Self {
+        values[0]
+    }
+    #[inline(always)]
+    fn store(self, out: &mut [u64]) {
+        out[0] = self;
+    }
+    #[inline(always)]
+    fn shl(self, bits: u32) -> Self {
+        self << bits
+    }
+    #[inline(always)]
+    fn shr(self, bits: u32) -> Self {
+        self >> bits
+    }
+    #[inline(always)]
+    fn add(self, other: Self) -> Self {
+        self.wrapping_add(other)
+    }
+    #[inline(always)]
+    fn popcount(self) -> Self {
+        self.count_ones() as u64
+    }
+    #[inline(always)]
+    fn zero_mask(self) -> Self {
+        0u64.wrapping_sub((self == 0) as u64)
+    }
+}
+
+macro_rules! wide_lanes {
+    ($t:ty, $width:expr, $popcount:path) => {
+        impl Lanes for $t {
+            const WIDTH: usize = $width;
+            #[inline(always)]
+            fn splat(value: u64) -> Self {
+                <$t>::splat(value)
+            }
+            #[inline(always)]
+            fn load(values: &[u64]) -> Self {
+                let array: [u64; $width] = values[..$width].try_into().expect("WIDTH values");
+                <$t>::new(array)
+            }
+            #[inline(always)]
+            fn store(self, out: &mut [u64]) {
+                out[..$width].copy_from_slice(&self.to_array());
+            }
+            #[inline(always)]
+            fn shl(self, bits: u32) -> Self {
+                self << bits
+            }
+            #[inline(always)]
+            fn shr(self, bits: u32) -> Self {
+                self >> bits
+            }
+            #[inline(always)]
+            fn add(self, other: Self) -> Self {
+                self + other
+            }
+            #[inline(always)]
+            fn popcount(self) -> Self {
+                $popcount(self)
+            }
+            #[inline(always)]
+            fn zero_mask(self) -> Self {
+                self.simd_eq(<$t>::splat(0))
+            }
+        }
+    };
+}
+
+wide_lanes!(u64x4, 4, popcount::x4);
+wide_lanes!(u64x8, 8, popcount::x8);
+
+/// Per-lane popcount: the CPU's vector popcount (AVX-512 VPOPCNTDQ) where the build has it,
+/// a nibble-table popcount (`vpshufb`, `vpsadbw`) on AVX2, lane by lane elsewhere.
+mod popcount {
+    use wide::{u64x4, u64x8};
+
+    #[cfg(all(
+        target_arch = "x86_64",
+        target_feature = "avx512vpopcntdq",
+        target_feature = "avx512vl"
+    ))]
+    #[inline(always)]
+    pub fn x4(v: u64x4) -> u64x4 {
+        use std::arch::x86_64::{__m256i, _mm256_popcnt_epi64};
+        let raw: __m256i = bytemuck::cast(v);
+        // SAFETY: the cfg above guarantees the build targets CPUs with these features.
+        bytemuck::cast(unsafe { _mm256_popcnt_epi64(raw) })
+    }
+
+    #[cfg(all(
+        target_arch = "x86_64",
+        target_feature = "avx2",
+        not(all(target_feature = "avx512vpopcntdq", target_feature = "avx512vl"))
+    ))]
+    #[inline(always)]
+    pub fn x4(v: u64x4) -> u64x4 {
+        use std::arch::x86_64::*;
+        let raw: __m256i = bytemuck::cast(v);
+        // SAFETY: the cfg above guarantees the build targets CPUs with AVX2.
+        let counts = unsafe {
+            let table = _mm256_setr_epi8(
+                0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3,
+                2, 3, 3, 4,
+            );
+            let low_nibbles = _mm256_set1_epi8(0x0f);
+            let low = _mm256_and_si256(raw, low_nibbles);
+            let high = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low_nibbles);
+            let bytes = _mm256_add_epi8(
+                _mm256_shuffle_epi8(table, low),
+                _mm256_shuffle_epi8(table, high),
+            );
+            _mm256_sad_epu8(bytes, _mm256_setzero_si256())
+        };
+        bytemuck::cast(counts)
+    }
+
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "avx2")))]
+    #[inline(always)]
+    pub fn x4(v: u64x4) -> u64x4 {
+        u64x4::new(v.to_array().map(|lane| lane.count_ones() as u64))
+    }
+
+    #[cfg(all(target_arch = "x86_64", target_feature = "avx512vpopcntdq"))]
+    #[inline(always)]
+    pub fn x8(v: u64x8) -> u64x8 {
+        use std::arch::x86_64::{__m512i, _mm512_popcnt_epi64};
+        let raw: __m512i = bytemuck::cast(v);
+        // SAFETY: the cfg above guarantees the build targets CPUs with this feature.
+        bytemuck::cast(unsafe { _mm512_popcnt_epi64(raw) })
+    }
+
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "avx512vpopcntdq")))]
+    #[inline(always)]
+    pub fn x8(v: u64x8) -> u64x8 {
+        let [low, high]: [u64x4; 2] = bytemuck::cast(v);
+        bytemuck::cast([x4(low), x4(high)])
+    }
+}
+
+/// Which vector code this build runs, for summaries: e.g. `AVX-512 (8 x u64, VPOPCNTDQ)`.
+pub fn simd_path() -> &'static str {
+    if cfg!(all(target_arch = "x86_64", target_feature = "avx512f")) {
+        if cfg!(target_feature = "avx512vpopcntdq") {
+            "AVX-512 (8 x u64, VPOPCNTDQ popcount)"
+        } else {
+            "AVX-512 (8 x u64, AVX2 nibble popcount)"
+        }
+    } else if cfg!(all(target_arch = "x86_64", target_feature = "avx2")) {
+        "AVX2 (8 x u64 as two 4-lane halves, nibble popcount)"
+    } else {
+        "portable (8 x u64 emulated, scalar popcount)"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check<L: Lanes>(values: &[u64]) {
+        let lanes = L::load(values);
+        let mut out = vec![0; L::WIDTH];
+        lanes.popcount().store(&mut out);
+        let expected: Vec<u64> = values[..L::WIDTH]
+            .iter()
+            .map(|v| v.count_ones() as u64)
+            .collect();
+        assert_eq!(out, expected);
+        lanes.zero_mask().store(&mut out);
+        let expected: Vec<u64> = values[..L::WIDTH]
+            .iter()
+            .map(|&v| if v == 0 { !0 } else { 0 })
+            .collect();
+        assert_eq!(out, expected);
+        lanes.shl(9).store(&mut out);
+        assert_eq!(
+            out,
+            values[..L::WIDTH]
+                .iter()
+                .map(|v| v << 9)
+                .collect::<Vec<_>>()
+        );
+        lanes.shr(7).store(&mut out);
+        assert_eq!(
+            out,
+            values[..L::WIDTH]
+                .iter()
+                .map(|v| v >> 7)
+                .collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn every_lane_type_matches_u64_arithmetic() {
+        let values = [
+            0,
+            !0,
+            1,
+            1 << 63,
+            0x0123_4567_89ab_cdef,
+            0x8080_8080_8080_8080,
+            7,
+            0xff00,
+        ];
+        check::<u64>(&values);
+        check::<u64x4>(&values);
+        check::<u64x4>(&values[4..]);
+        check::<u64x8>(&values);
+    }
+}
