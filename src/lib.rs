@@ -9,6 +9,7 @@ pub mod features;
 pub mod fen;
 pub mod import;
 pub mod labels;
+pub mod table;
 pub mod zobrist;
 
 pub use board::{CastlingRights, CastlingSide, Piece, PieceType, Position, PositionError};

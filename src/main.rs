@@ -10,10 +10,12 @@ use anyhow::{Context, Result, anyhow, bail};
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use pawnstorm::db::{Columns, DEFAULT_BLOCK_SIZE, Database, DbWriter};
+use pawnstorm::db::{Columns, DEFAULT_BLOCK_SIZE, Database, DbError, DbWriter};
+use pawnstorm::features;
 use pawnstorm::fen::{self, FenError};
 use pawnstorm::import::{self, AfterRejection, Format, Handlers, ImportOptions, Source};
 use pawnstorm::labels;
+use pawnstorm::table::{ColumnType, TableWriter};
 
 #[derive(Parser)]
 #[command(
@@ -22,6 +24,9 @@ use pawnstorm::labels;
     about = "Bulk chess-position evaluation over memory-mapped bitboards"
 )]
 struct Cli {
+    /// Run batch kernels one position at a time instead of in SIMD lanes (for comparisons)
+    #[arg(long, global = true)]
+    scalar: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -46,6 +51,8 @@ enum Command {
         #[arg(long, value_parser = parse_range)]
         range: Option<Range<u64>>,
     },
+    /// Compute per-position features (pawn-structure masks, king distances) into .npy or .csv
+    Features(FeaturesArgs),
     /// Draw a position: from a FEN, or position N of a DB
     Show {
         /// A FEN (quoted), or a DB path
@@ -84,6 +91,27 @@ struct ImportArgs {
     block_size: u32,
 }
 
+#[derive(clap::Args)]
+struct FeaturesArgs {
+    /// A DB, or an EPD/FEN/PGN file (imported on the fly)
+    input: String,
+    /// Which features
+    #[arg(long, value_enum, default_value_t = FeatureKind::Masks)]
+    kind: FeatureKind,
+    /// Output: .npy (a structured array, column names included) or .csv
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Worker threads (default: one per core)
+    #[arg(long)]
+    threads: Option<usize>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum FeatureKind {
+    /// Pawn-structure masks of both colours and king distances to passed pawns
+    Masks,
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 enum FormatArg {
     /// From the extension: .pgn is PGN, anything else one position a line
@@ -100,6 +128,7 @@ fn main() -> ExitCode {
         Command::Import(args) => run_import(args),
         Command::Info { db } => run_info(&db),
         Command::Export { db, output, range } => run_export(&db, output.as_deref(), range),
+        Command::Features(args) => run_features(args, cli.scalar),
         Command::Show { target, index } => run_show(&target, index),
     };
     match outcome {
@@ -175,41 +204,14 @@ fn run_import(args: ImportArgs) -> Result<()> {
     };
     let appended_to = writer.len();
 
-    let sizes: Option<Vec<u64>> = sources.iter().map(import::input_size).collect();
-    let bar = progress_bar(sizes.as_ref().map(|s| s.iter().sum()));
-    let mut done_bytes = 0;
-    let mut totals = import::Counts::default();
-    for source in &sources {
-        let format = match args.format {
-            FormatArg::Auto => source.format(),
-            FormatArg::Lines => Format::Lines,
-            FormatArg::Pgn => Format::Pgn,
-        };
-        bar.set_message(source.name());
-        let strict = args.strict;
-        let counts = import::import(
-            source,
-            format,
-            &options,
-            &mut next_game_id,
-            &mut Handlers {
-                record: &mut |record| writer.push(record),
-                reject: &mut |rejection| {
-                    if strict {
-                        return AfterRejection::Stop;
-                    }
-                    bar.suspend(|| eprintln!("warning: skipped {rejection}"));
-                    AfterRejection::Continue
-                },
-                progress: &mut |bytes| bar.set_position(done_bytes + bytes),
-            },
-        )?;
-        done_bytes += import::input_size(source).unwrap_or(0);
-        totals.positions += counts.positions;
-        totals.rejected += counts.rejected;
-        totals.games += counts.games;
-    }
-    bar.finish_and_clear();
+    let totals = import_sources(
+        &sources,
+        args.format,
+        &options,
+        args.strict,
+        &mut next_game_id,
+        &mut writer,
+    )?;
     let total = writer.finish()?;
     debug_assert_eq!(total, appended_to + totals.positions);
     let seconds = start.elapsed().as_secs_f64();
@@ -231,6 +233,144 @@ fn run_import(args: ImportArgs) -> Result<()> {
         seconds,
         totals.positions as f64 / seconds.max(1e-9),
         args.output.display(),
+    );
+    Ok(())
+}
+
+/// Feeds every source into `writer`, with a progress bar and a warning per rejection.
+fn import_sources(
+    sources: &[Source],
+    format: FormatArg,
+    options: &ImportOptions,
+    strict: bool,
+    next_game_id: &mut u32,
+    writer: &mut DbWriter,
+) -> Result<import::Counts> {
+    let sizes: Option<Vec<u64>> = sources.iter().map(import::input_size).collect();
+    let bar = progress_bar(sizes.as_ref().map(|s| s.iter().sum()));
+    let mut done_bytes = 0;
+    let mut totals = import::Counts::default();
+    for source in sources {
+        let format = match format {
+            FormatArg::Auto => source.format(),
+            FormatArg::Lines => Format::Lines,
+            FormatArg::Pgn => Format::Pgn,
+        };
+        bar.set_message(source.name());
+        let counts = import::import(
+            source,
+            format,
+            options,
+            next_game_id,
+            &mut Handlers {
+                record: &mut |record| writer.push(record),
+                reject: &mut |rejection| {
+                    if strict {
+                        return AfterRejection::Stop;
+                    }
+                    bar.suspend(|| eprintln!("warning: skipped {rejection}"));
+                    AfterRejection::Continue
+                },
+                progress: &mut |bytes| bar.set_position(done_bytes + bytes),
+            },
+        )?;
+        done_bytes += import::input_size(source).unwrap_or(0);
+        totals.positions += counts.positions;
+        totals.rejected += counts.rejected;
+        totals.games += counts.games;
+    }
+    bar.finish_and_clear();
+    Ok(totals)
+}
+
+/// Opens `input` as a DB, or, if it is not one, imports it (EPD/FEN/PGN) into a DB in a
+/// temporary directory that lives as long as the returned guard.
+fn open_or_import(input: &str) -> Result<(Database, Option<tempfile::TempDir>)> {
+    if input != "-" {
+        match Database::open(input) {
+            Ok(db) => return Ok((db, None)),
+            Err(DbError::NotADatabase { .. }) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let dir = tempfile::tempdir().context("temporary directory for the imported positions")?;
+    let path = dir.path().join("input.psdb");
+    let mut writer = DbWriter::create(&path, DEFAULT_BLOCK_SIZE, Columns::NONE, false)?;
+    let counts = import_sources(
+        &[Source::from_arg(input)],
+        FormatArg::Auto,
+        &ImportOptions::default(),
+        false,
+        &mut 0,
+        &mut writer,
+    )?;
+    writer.finish()?;
+    if counts.rejected > 0 {
+        eprintln!(
+            "warning: {} records of {input} were rejected (see above)",
+            counts.rejected
+        );
+    }
+    Ok((Database::open(&path)?, Some(dir)))
+}
+
+fn run_features(args: FeaturesArgs, scalar: bool) -> Result<()> {
+    let start = Instant::now();
+    let (db, _imported) = open_or_import(&args.input)?;
+    let path = if scalar {
+        features::Path::Scalar
+    } else {
+        features::Path::Simd8
+    };
+    let threads = args.threads.unwrap_or_else(rayon::current_num_threads);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .context("starting worker threads")?;
+    let mut columns = vec![("index".to_string(), ColumnType::U64)];
+    columns.extend(
+        features::column_names()
+            .into_iter()
+            .enumerate()
+            .map(|(i, name)| {
+                let kind = if features::is_distance_column(i) {
+                    ColumnType::U16
+                } else {
+                    ColumnType::U64
+                };
+                (name, kind)
+            }),
+    );
+    let mut table = TableWriter::create(&args.output, &columns, db.len())?;
+    let bar = progress_bar(None);
+    let n = db.block_size();
+    let compute_start = Instant::now();
+    let mut values = vec![0u64; columns.len()];
+    pool.install(|| {
+        features::for_each_block(&db, path, 4 * threads, |block, out, len| {
+            for row in 0..len {
+                values[0] = (block * n + row) as u64;
+                for (c, value) in values[1..].iter_mut().enumerate() {
+                    *value = out[c * n + row];
+                }
+                table.write_row(&values).map_err(|e| DbError::Invalid {
+                    path: args.output.clone(),
+                    what: e.to_string(),
+                })?;
+            }
+            bar.set_position(((block + 1) * n).min(db.len() as usize) as u64);
+            Ok(())
+        })
+    })?;
+    bar.finish_and_clear();
+    let rows = table.finish()?;
+    let seconds = start.elapsed().as_secs_f64();
+    eprintln!(
+        "features: {rows} positions, {seconds:.2} s ({:.2} s computing and writing), {:.0} positions/s, path {}, {threads} threads -> {}",
+        compute_start.elapsed().as_secs_f64(),
+        rows as f64 / seconds.max(1e-9),
+        path.describe(),
+        args.output.display()
     );
     Ok(())
 }
