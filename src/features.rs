@@ -4,12 +4,13 @@
 //! The same generic function computes one position (`u64` lanes, the scalar reference) and
 //! eight (`u64x8`); only the lane type differs.
 
-use pawnstorm_kernels::geometry::king_distance_sum;
+use pawnstorm_kernels::geometry::king_distance_sums;
 use pawnstorm_kernels::pawns::{passed_detail, structure};
 use pawnstorm_kernels::{Color, Lanes};
 use rayon::prelude::*;
 use wide::{u64x4, u64x8};
 
+use crate::board::PieceType;
 use crate::db::{Block, Database, DbError};
 
 /// Mask columns per colour, in output order (the first six are the fixed order).
@@ -66,48 +67,54 @@ pub fn is_distance_column(column: usize) -> bool {
 /// order of [`column_names`].
 #[inline(always)]
 pub fn position_features<L: Lanes>(pieces: [L; 6], colors: [L; 2]) -> [L; COLUMNS] {
-    let [pawns, _, _, rooks, _, kings] = pieces;
-    let [white, black] = colors;
-    let occupied = white | black;
-    let per_color = |color: Color| {
-        let (own, enemy) = match color {
-            Color::White => (white, black),
-            Color::Black => (black, white),
-        };
-        let s = structure(color, pawns & own, pawns & enemy);
-        let d = passed_detail(color, s.passed, occupied, rooks & own, rooks & enemy);
-        let own_distance = king_distance_sum(s.passed, kings & own);
-        let their_distance = king_distance_sum(s.passed, kings & enemy);
-        (
-            [
-                s.passed,
-                s.isolated,
-                s.doubled,
-                s.backward,
-                s.supported,
-                s.phalanx,
-            ],
-            [
-                s.connected,
-                s.chain_base,
-                d.blocked,
-                d.free_path,
-                d.own_rook_behind,
-                d.enemy_rook_behind,
-            ],
-            [own_distance, their_distance],
-        )
-    };
-    let (white_main, white_more, white_distance) = per_color(Color::White);
-    let (black_main, black_more, black_distance) = per_color(Color::Black);
     let mut out = [L::splat(0); COLUMNS];
-    out[..6].copy_from_slice(&white_main);
-    out[6..12].copy_from_slice(&black_main);
-    out[12..14].copy_from_slice(&white_distance);
-    out[14..16].copy_from_slice(&black_distance);
-    out[16..22].copy_from_slice(&white_more);
-    out[22..28].copy_from_slice(&black_more);
+    let white_passed = color_features(Color::White, &pieces, colors, &mut out, 0, 16);
+    let black_passed = color_features(Color::Black, &pieces, colors, &mut out, 6, 22);
+    let [white, black] = colors;
+    let kings = pieces[PieceType::King.index()];
+    let [
+        [white_to_white, white_to_black],
+        [black_to_white, black_to_black],
+    ] = king_distance_sums([white_passed, black_passed], [kings & white, kings & black]);
+    out[12] = white_to_white;
+    out[13] = white_to_black;
+    out[14] = black_to_black;
+    out[15] = black_to_white;
     out
+}
+
+/// One colour's masks, written straight into their columns (no intermediate arrays:
+/// moving them cost more than computing them). Returns the passed pawns.
+#[inline(always)]
+fn color_features<L: Lanes>(
+    color: Color,
+    pieces: &[L; 6],
+    [white, black]: [L; 2],
+    out: &mut [L; COLUMNS],
+    main: usize,
+    more: usize,
+) -> L {
+    let pawns = pieces[PieceType::Pawn.index()];
+    let rooks = pieces[PieceType::Rook.index()];
+    let (own, enemy) = match color {
+        Color::White => (white, black),
+        Color::Black => (black, white),
+    };
+    let s = structure(color, pawns & own, pawns & enemy);
+    let d = passed_detail(color, s.passed, white | black, rooks & own, rooks & enemy);
+    out[main] = s.passed;
+    out[main + 1] = s.isolated;
+    out[main + 2] = s.doubled;
+    out[main + 3] = s.backward;
+    out[main + 4] = s.supported;
+    out[main + 5] = s.phalanx;
+    out[more] = s.connected;
+    out[more + 1] = s.chain_base;
+    out[more + 2] = d.blocked;
+    out[more + 3] = d.free_path;
+    out[more + 4] = d.own_rook_behind;
+    out[more + 5] = d.enemy_rook_behind;
+    s.passed
 }
 
 /// Which lanes the batch code runs on.
@@ -153,7 +160,7 @@ fn block_features_with<L: Lanes>(block: &Block<'_>, out: &mut [u64]) {
             pieces.map(|c| L::load(&c[row..])),
             colors.map(|c| L::load(&c[row..])),
         );
-        for (column, value) in features.into_iter().enumerate() {
+        for (column, value) in features.iter().enumerate() {
             value.store(&mut out[column * n + row..]);
         }
     }

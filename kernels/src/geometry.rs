@@ -123,3 +123,22 @@ pub fn king_distance_sum<L: Lanes>(set: L, king: L) -> L {
     }
     sum
 }
+
+/// [`king_distance_sum`] for two sets and two kings at once, each king dilated once for
+/// both sets: `result[i][j]` is the distance sum of `sets[i]` to `kings[j]`.
+#[inline(always)]
+pub fn king_distance_sums<L: Lanes>(sets: [L; 2], kings: [L; 2]) -> [[L; 2]; 2] {
+    let mut reach = kings;
+    let mut sums = [[L::splat(0); 2]; 2];
+    for step in 0..7 {
+        if step > 0 {
+            reach = reach.map(king_dilate);
+        }
+        for (set, sum) in sets.iter().zip(sums.iter_mut()) {
+            for (king_reach, s) in reach.iter().zip(sum.iter_mut()) {
+                *s = s.add((*set & !*king_reach).popcount());
+            }
+        }
+    }
+    sums
+}

@@ -97,12 +97,12 @@ macro_rules! wide_lanes {
             }
             #[inline(always)]
             fn load(values: &[u64]) -> Self {
-                let array: [u64; $width] = values[..$width].try_into().expect("WIDTH values");
-                <$t>::new(array)
+                bytemuck::pod_read_unaligned(bytemuck::cast_slice(&values[..$width]))
             }
             #[inline(always)]
             fn store(self, out: &mut [u64]) {
-                out[..$width].copy_from_slice(&self.to_array());
+                // A plain copy of the vector's bytes: one unaligned vector store.
+                out[..$width].copy_from_slice(bytemuck::cast_slice(std::slice::from_ref(&self)));
             }
             #[inline(always)]
             fn shl(self, bits: u32) -> Self {

@@ -1,0 +1,174 @@
+//! The pawn kernels and the whole masks pass: scalar (1 x u64) against 4 and 8 lanes, one
+//! thread against two, and a plain read of the same columns as the ceiling. Positions/s.
+
+use std::hint::black_box;
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use pawnstorm::db::{Columns, Database, DbWriter};
+use pawnstorm::features::{self, COLUMNS, Path};
+use pawnstorm::labels::parse_line;
+use pawnstorm_kernels::{Color, Lanes, geometry, pawns};
+use wide::{u64x4, u64x8};
+
+/// A DB of ~1M real positions (the labelled set, 16 times) in a temporary directory.
+fn database() -> (tempfile::TempDir, Database) {
+    let text = std::fs::read_to_string(format!(
+        "{}/fixtures/texel/labeled-from-fixture-pgns.epd",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .expect("fixture");
+    let records: Vec<_> = text
+        .lines()
+        .map(|l| parse_line(l).expect("valid").expect("a record"))
+        .collect();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("bench.psdb");
+    let mut writer = DbWriter::create(&path, 4096, Columns::NONE, false).expect("create");
+    for _ in 0..16 {
+        for record in &records {
+            writer.push(record).expect("push");
+        }
+    }
+    writer.finish().expect("finish");
+    let db = Database::open(&path).expect("open");
+    (dir, db)
+}
+
+fn masks_pass(c: &mut Criterion) {
+    let (_dir, db) = database();
+    let n = db.block_size();
+    let mut group = c.benchmark_group("masks_pass");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(db.len()));
+    let mut out = vec![0u64; COLUMNS * n];
+    for (name, path) in [
+        ("scalar", Path::Scalar),
+        ("4_lanes", Path::Simd4),
+        ("8_lanes", Path::Simd8),
+    ] {
+        group.bench_function(BenchmarkId::new("one_thread", name), |b| {
+            b.iter(|| {
+                for i in 0..db.block_count() {
+                    let block = db.block(i).expect("block");
+                    features::block_features(path, &block, &mut out);
+                }
+                black_box(&out);
+            })
+        });
+    }
+    for threads in [1, 2] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("pool");
+        group.bench_function(BenchmarkId::new("8_lanes_threads", threads), |b| {
+            b.iter(|| {
+                pool.install(|| {
+                    features::for_each_block(&db, Path::Simd8, 4 * threads, |_, out, _| {
+                        black_box(out);
+                        Ok(())
+                    })
+                })
+                .expect("pass")
+            })
+        });
+    }
+    // The ceiling: read the columns the pass reads (pawns, rooks, kings, both colours).
+    group.bench_function("plain_read_of_the_same_columns", |b| {
+        b.iter(|| {
+            let mut acc = 0u64;
+            for i in 0..db.block_count() {
+                let block = db.block(i).expect("block");
+                for column in [block.pieces[0], block.pieces[3], block.pieces[5]]
+                    .into_iter()
+                    .chain(block.colors)
+                {
+                    acc ^= column.iter().fold(0, |a, b| a ^ b.0);
+                }
+            }
+            black_box(acc)
+        })
+    });
+    group.finish();
+}
+
+/// Random boards laid out as columns, for kernels on their own.
+fn columns(count: usize) -> [Vec<u64>; 4] {
+    let mut state = 0x1234_5678_9abc_def0u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let pawns_mask = 0x00ff_ffff_ffff_ff00u64;
+    [(); 4].map(|_| (0..count).map(|_| next() & next() & pawns_mask).collect())
+}
+
+fn kernel<L: Lanes>(c: &mut Criterion, name: &str, data: &[Vec<u64>; 4]) {
+    let count = data[0].len();
+    let mut group = c.benchmark_group(format!("kernel/{name}"));
+    group.throughput(Throughput::Elements(count as u64));
+    let load = |column: &Vec<u64>, i: usize| L::load(&column[i..]);
+    group.bench_function("structure", |b| {
+        b.iter(|| {
+            let mut acc = L::splat(0);
+            for i in (0..count).step_by(L::WIDTH) {
+                let s = pawns::structure(Color::White, load(&data[0], i), load(&data[1], i));
+                acc = acc ^ s.passed ^ s.backward ^ s.doubled ^ s.isolated ^ s.chain_base;
+            }
+            black_box(acc)
+        })
+    });
+    group.bench_function("passed_detail", |b| {
+        b.iter(|| {
+            let mut acc = L::splat(0);
+            for i in (0..count).step_by(L::WIDTH) {
+                let d = pawns::passed_detail(
+                    Color::White,
+                    load(&data[0], i),
+                    load(&data[1], i) | load(&data[2], i),
+                    load(&data[2], i),
+                    load(&data[3], i),
+                );
+                acc = acc ^ d.blocked ^ d.free_path ^ d.own_rook_behind ^ d.enemy_rook_behind;
+            }
+            black_box(acc)
+        })
+    });
+    group.bench_function("king_distance_sum", |b| {
+        b.iter(|| {
+            let mut acc = L::splat(0);
+            for i in (0..count).step_by(L::WIDTH) {
+                let king = load(&data[2], i) & L::splat(1 << 28);
+                acc = acc.add(geometry::king_distance_sum(load(&data[0], i), king));
+            }
+            black_box(acc)
+        })
+    });
+    group.bench_function("pawn_moves", |b| {
+        b.iter(|| {
+            let mut acc = L::splat(0);
+            for i in (0..count).step_by(L::WIDTH) {
+                let (own, empty) = (load(&data[0], i), !load(&data[1], i));
+                acc = acc
+                    ^ pawns::single_pushes(Color::White, own, empty)
+                    ^ pawns::double_pushes(Color::White, own, empty)
+                    ^ pawns::captures_west(Color::White, own, load(&data[3], i))
+                    ^ pawns::captures_east(Color::White, own, load(&data[3], i));
+            }
+            black_box(acc)
+        })
+    });
+    group.finish();
+}
+
+fn kernels(c: &mut Criterion) {
+    let data = columns(1 << 16);
+    kernel::<u64>(c, "scalar", &data);
+    kernel::<u64x4>(c, "4_lanes", &data);
+    kernel::<u64x8>(c, "8_lanes", &data);
+}
+
+criterion_group!(benches, masks_pass, kernels);
+criterion_main!(benches);
