@@ -24,7 +24,10 @@ fn run(args: &[&str]) -> String {
 
 /// Reads a .npy structured array by the format's specification: the header's dtype
 /// fields, then fixed-size records.
-fn read_npy(path: &Path) -> (Vec<(String, String)>, Vec<HashMap<String, u64>>) {
+/// A table row by column name.
+type Row = HashMap<String, u64>;
+
+fn read_npy(path: &Path) -> (Vec<(String, String)>, Vec<Row>) {
     let bytes = std::fs::read(path).expect("npy written");
     assert_eq!(&bytes[..8], b"\x93NUMPY\x01\x00", "magic and version 1.0");
     let header_len = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
@@ -73,7 +76,7 @@ fn read_npy(path: &Path) -> (Vec<(String, String)>, Vec<HashMap<String, u64>>) {
     (fields, rows)
 }
 
-fn read_csv(path: &Path) -> Vec<HashMap<String, u64>> {
+fn read_csv(path: &Path) -> Vec<Row> {
     let text = std::fs::read_to_string(path).expect("csv written");
     let mut lines = text.lines();
     let header: Vec<String> = lines.next().unwrap().split(',').map(String::from).collect();
