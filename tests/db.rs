@@ -1,0 +1,309 @@
+//! The position DB: round trips, growing label columns, appending, atomic writes, and every
+//! way a file can be damaged (each must be a clear error naming the file, never a panic).
+
+use std::path::Path;
+
+use pawnstorm::db::{Columns, Database, DbWriter, HEADER_SIZE};
+use pawnstorm::labels::{GameResult, Labels, Record, parse_line};
+
+fn records(count: usize) -> Vec<Record> {
+    let path = format!("{}/fixtures/epd/sts.epd", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(path).unwrap();
+    text.lines()
+        .cycle()
+        .take(count)
+        .enumerate()
+        .map(|(i, line)| {
+            let mut record = parse_line(line).unwrap().unwrap();
+            // A mix: some rows with each label, some with none.
+            record.labels = Labels {
+                result: (i % 3 == 0).then_some(
+                    [GameResult::WhiteWin, GameResult::Draw, GameResult::BlackWin][i % 9 / 3],
+                ),
+                score: (i % 4 == 1).then_some(i as i32 - 500),
+                game_id: (i % 5 == 2).then_some(i as u32 / 7),
+                ply: (i % 7 == 3).then_some((i % 300) as u16),
+            };
+            record
+        })
+        .collect()
+}
+
+fn write(path: &Path, block_size: u32, records: &[Record]) -> u64 {
+    let mut writer = DbWriter::create(path, block_size, Columns::NONE, false).unwrap();
+    for record in records {
+        writer.push(record).unwrap();
+    }
+    writer.finish().unwrap()
+}
+
+fn read_all(path: &Path) -> Vec<Record> {
+    let db = Database::open(path).unwrap();
+    db.verify().unwrap();
+    db.records(0..db.len()).map(Result::unwrap).collect()
+}
+
+#[test]
+fn records_round_trip_at_every_size_around_block_edges() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = records(3 * 128 + 5);
+    for block_size in [64u32, 128, 4096] {
+        let b = block_size as usize;
+        for count in [0, 1, b - 1, b, b + 1, (2 * b + 3).min(all.len())] {
+            let count = count.min(all.len());
+            let path = dir.path().join(format!("{block_size}-{count}.psdb"));
+            assert_eq!(write(&path, block_size, &all[..count]), count as u64);
+            let db = Database::open(&path).unwrap();
+            assert_eq!(db.len(), count as u64);
+            assert_eq!(db.block_count(), count.div_ceil(b));
+            assert_eq!(
+                read_all(&path),
+                all[..count],
+                "block {block_size}, {count} rows"
+            );
+            // Random access agrees with iteration.
+            if count > 0 {
+                assert_eq!(db.record(count as u64 - 1).unwrap(), all[count - 1]);
+            }
+            assert!(db.record(count as u64).is_err());
+        }
+    }
+}
+
+#[test]
+fn label_columns_appear_only_when_some_record_has_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut plain = records(300);
+    for r in &mut plain {
+        r.labels = Labels::default();
+    }
+    let path = dir.path().join("plain.psdb");
+    write(&path, 64, &plain);
+    assert_eq!(Database::open(&path).unwrap().columns(), Columns::NONE);
+    // A score first seen after several full blocks: the earlier rows read as unknown.
+    plain[250].labels.score = Some(-17);
+    write(&path, 64, &plain);
+    let db = Database::open(&path).unwrap();
+    assert_eq!(db.columns(), Columns::SCORE);
+    assert_eq!(read_all(&path), plain);
+    let mixed = records(500);
+    write(&path, 64, &mixed);
+    assert_eq!(Database::open(&path).unwrap().columns(), Columns::ALL);
+    assert_eq!(read_all(&path), mixed);
+}
+
+#[test]
+fn append_keeps_the_old_rows_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db.psdb");
+    let all = records(700);
+    let mut first = all[..300].to_vec();
+    for r in &mut first {
+        r.labels.score = None;
+    }
+    write(&path, 128, &first);
+    let mut writer = DbWriter::append_to(&path).unwrap();
+    for record in &all[300..] {
+        writer.push(record).unwrap();
+    }
+    assert_eq!(writer.finish().unwrap(), 700);
+    let mut expected = first;
+    expected.extend_from_slice(&all[300..]);
+    assert_eq!(read_all(&path), expected);
+    assert_eq!(Database::open(&path).unwrap().block_size(), 128);
+}
+
+#[test]
+fn an_unfinished_write_leaves_no_file_and_the_old_one_intact() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db.psdb");
+    let all = records(200);
+    {
+        let mut writer = DbWriter::create(&path, 64, Columns::NONE, false).unwrap();
+        for record in &all {
+            writer.push(record).unwrap();
+        }
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    write(&path, 64, &all[..10]);
+    let before = std::fs::read(&path).unwrap();
+    {
+        let mut writer = DbWriter::create(&path, 64, Columns::NONE, false).unwrap();
+        writer.push(&all[50]).unwrap();
+    }
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+}
+
+/// CRC-32 (IEEE, reflected), as the header uses: written here, apart from the crate.
+fn crc32(parts: &[&[u8]]) -> u32 {
+    let mut crc = !0u32;
+    for part in parts {
+        for &byte in *part {
+            crc ^= byte as u32;
+            for _ in 0..8 {
+                crc = if crc & 1 == 1 {
+                    (crc >> 1) ^ 0xedb8_8320
+                } else {
+                    crc >> 1
+                };
+            }
+        }
+    }
+    !crc
+}
+
+fn fix_header_crc(bytes: &mut [u8]) {
+    let crc = crc32(&[&bytes[..44], &bytes[48..HEADER_SIZE]]);
+    bytes[44..48].copy_from_slice(&crc.to_le_bytes());
+}
+
+fn fix_payload_crc(bytes: &mut [u8]) {
+    let crc = crc32(&[&bytes[HEADER_SIZE..]]);
+    bytes[40..44].copy_from_slice(&crc.to_le_bytes());
+    fix_header_crc(bytes);
+}
+
+/// Writes `bytes` to a file and opens it as a DB (and verifies it, if it opens).
+fn open_damaged(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), String> {
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    let result = Database::open(&path).and_then(|db| {
+        db.verify()?;
+        for r in db.records(0..db.len()) {
+            r?;
+        }
+        Ok(())
+    });
+    match result {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            let message = e.to_string();
+            assert!(
+                message.contains(name),
+                "error does not name the file: {message}"
+            );
+            Err(message)
+        }
+    }
+}
+
+#[test]
+fn every_kind_of_damage_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("good.psdb");
+    write(&path, 64, &records(150));
+    let good = std::fs::read(&path).unwrap();
+    assert!(open_damaged(dir.path(), "copy.psdb", &good).is_ok());
+
+    let expect = |name: &str, bytes: &[u8], words: &str| {
+        let message = open_damaged(dir.path(), name, bytes).expect_err(name);
+        assert!(message.contains(words), "{name}: {message}");
+    };
+    expect("empty.psdb", &[], "not a pawnstorm position database");
+    expect("short.psdb", &good[..100], "bytes");
+    let mut foreign = good.clone();
+    foreign[0] = b'X';
+    expect(
+        "foreign.psdb",
+        &foreign,
+        "not a pawnstorm position database",
+    );
+    expect(
+        "text.psdb",
+        b"rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1\n",
+        "not a pawnstorm",
+    );
+
+    let mut future = good.clone();
+    future[8..12].copy_from_slice(&2u32.to_le_bytes());
+    expect("future-raw.psdb", &future, "version 2");
+    fix_header_crc(&mut future);
+    expect("future.psdb", &future, "version 2");
+
+    // Each header field changed, first as is (the header checksum catches it), then with
+    // the checksum recomputed (the field's own check must catch it).
+    let fields: [(&str, usize, Vec<u8>, &str); 10] = [
+        (
+            "header-size",
+            12,
+            64u32.to_le_bytes().to_vec(),
+            "header size",
+        ),
+        // Still three blocks: row 150 is padding, which is no position.
+        (
+            "count-plus",
+            16,
+            151u64.to_le_bytes().to_vec(),
+            "position 150 is invalid",
+        ),
+        ("count-blocks", 16, 193u64.to_le_bytes().to_vec(), "bytes"),
+        ("count-minus", 16, 20u64.to_le_bytes().to_vec(), "bytes"),
+        ("count-huge", 16, u64::MAX.to_le_bytes().to_vec(), "count"),
+        (
+            "block-size-odd",
+            24,
+            100u32.to_le_bytes().to_vec(),
+            "block size",
+        ),
+        (
+            "block-size-small",
+            24,
+            32u32.to_le_bytes().to_vec(),
+            "block size",
+        ),
+        ("columns", 28, 0x10u32.to_le_bytes().to_vec(), "columns"),
+        (
+            "block-bytes",
+            32,
+            1u64.to_le_bytes().to_vec(),
+            "block bytes",
+        ),
+        ("reserved", 100, vec![1], "reserved"),
+    ];
+    for (name, offset, value, words) in fields {
+        let mut bytes = good.clone();
+        bytes[offset..offset + value.len()].copy_from_slice(&value);
+        expect(
+            &format!("{name}-raw.psdb"),
+            &bytes,
+            "checksum mismatch in the header",
+        );
+        fix_header_crc(&mut bytes);
+        expect(&format!("{name}.psdb"), &bytes, words);
+    }
+    let mut crc = good.clone();
+    crc[44] ^= 1;
+    expect("header-crc.psdb", &crc, "checksum mismatch in the header");
+
+    // The payload: a flipped bit opens (the header is fine) but does not verify.
+    let mut flipped = good.clone();
+    flipped[HEADER_SIZE + 1000] ^= 0x10;
+    let flipped_path = dir.path().join("flipped.psdb");
+    std::fs::write(&flipped_path, &flipped).unwrap();
+    let db = Database::open(&flipped_path).unwrap();
+    assert!(
+        db.verify()
+            .unwrap_err()
+            .to_string()
+            .contains("position data")
+    );
+    expect("truncated.psdb", &good[..good.len() - 1], "truncated");
+    let mut extended = good.clone();
+    extended.push(0);
+    expect("extended.psdb", &extended, "truncated or extended");
+
+    // A row that is not a position, with both checksums right: named by its index.
+    let db = Database::open(&path).unwrap();
+    let side_to_move_column = HEADER_SIZE + 8 * 64 * 8;
+    assert_eq!(db.header().block_size, 64);
+    let mut bad_row = good.clone();
+    bad_row[side_to_move_column + 5] = 7;
+    fix_payload_crc(&mut bad_row);
+    expect("bad-row.psdb", &bad_row, "position 5 is invalid");
+    let mut two_kings = good.clone();
+    let kings_column = HEADER_SIZE + 5 * 64 * 8;
+    two_kings[kings_column + 9 * 8..kings_column + 10 * 8].copy_from_slice(&(!0u64).to_le_bytes());
+    fix_payload_crc(&mut two_kings);
+    expect("two-kings.psdb", &two_kings, "position 9 is invalid");
+}
