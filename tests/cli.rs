@@ -1,0 +1,319 @@
+//! The real binary end to end: import, export, info and show, on good and bad input.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use assert_cmd::prelude::*;
+use pawnstorm::fen::parse_fen;
+
+fn fixture(relative: &str) -> String {
+    format!("{}/fixtures/{relative}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn pawnstorm(args: &[&str]) -> Output {
+    Command::cargo_bin("pawnstorm")
+        .expect("binary built")
+        .args(args)
+        .output()
+        .expect("runs")
+}
+
+fn ok(args: &[&str]) -> (String, String) {
+    let output = pawnstorm(args);
+    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
+    assert!(output.status.success(), "{args:?}: {stderr}");
+    (String::from_utf8_lossy(&output.stdout).to_string(), stderr)
+}
+
+fn fails(args: &[&str]) -> String {
+    let output = pawnstorm(args);
+    assert!(!output.status.success(), "{args:?} should fail");
+    String::from_utf8_lossy(&output.stderr).to_string()
+}
+
+fn s(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+fn temp(dir: &tempfile::TempDir, name: &str) -> PathBuf {
+    dir.path().join(name)
+}
+
+#[test]
+fn export_gives_back_the_imported_positions_and_reimport_the_same_db() {
+    let dir = tempfile::tempdir().unwrap();
+    for input in [
+        "epd/wac.epd",
+        "texel/labeled-from-fixture-pgns.epd",
+        "pgn/chess-informant-d00.pgn",
+    ] {
+        let db = temp(&dir, "a.psdb");
+        let again = temp(&dir, "b.psdb");
+        let epd = temp(&dir, "a.epd");
+        ok(&["import", &fixture(input), "-o", s(&db)]);
+        ok(&["export", s(&db), "-o", s(&epd)]);
+        let exported = std::fs::read_to_string(&epd).unwrap();
+        let (info, _) = ok(&["info", s(&db)]);
+        let count = exported.lines().count();
+        assert!(
+            info.contains(&format!("positions:          {count}\n")),
+            "{info}"
+        );
+        if input.ends_with(".epd") {
+            // The same positions as the input lines, in order.
+            let original = std::fs::read_to_string(fixture(input)).unwrap();
+            assert_eq!(original.lines().count(), count);
+            for (a, b) in original.lines().zip(exported.lines()) {
+                let a4: Vec<&str> = a.split_whitespace().take(4).collect();
+                let b4: Vec<&str> = b.split_whitespace().take(4).collect();
+                assert_eq!(a4, b4);
+            }
+        } else {
+            assert!(exported.contains("game 0; ply 0;") && exported.contains("c9 \"1-0\""));
+        }
+        ok(&["import", s(&epd), "-o", s(&again)]);
+        assert_eq!(
+            std::fs::read(&db).unwrap(),
+            std::fs::read(&again).unwrap(),
+            "{input}"
+        );
+    }
+}
+
+#[test]
+fn bad_lines_are_reported_and_skipped_and_strict_stops() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = fixture("bad/mixed-lines.epd");
+    let db = temp(&dir, "mixed.psdb");
+    let (_, stderr) = ok(&["import", &input, "-o", s(&db)]);
+    for line in [3, 6, 7, 8, 9, 10, 11, 12] {
+        assert!(
+            stderr.contains(&format!("mixed-lines.epd:{line}: ")),
+            "line {line} not reported: {stderr}"
+        );
+    }
+    for line in [1, 2, 4, 5, 13, 14, 15] {
+        assert!(
+            !stderr.contains(&format!("mixed-lines.epd:{line}: ")),
+            "{stderr}"
+        );
+    }
+    assert!(
+        stderr.contains("imported 4 positions, rejected 8 records"),
+        "{stderr}"
+    );
+    let (exported, _) = ok(&["export", s(&db)]);
+    let fens: Vec<String> = exported
+        .lines()
+        .map(|l| l.split_whitespace().take(6).collect::<Vec<_>>().join(" "))
+        .collect();
+    assert_eq!(
+        fens,
+        [
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+            "4k3/8/8/8/8/8/8/4K3 b - - 0 1",
+            "4k3/8/8/8/8/8/8/R3K3 w Q - 0 1",
+            "4k3/8/8/8/8/8/8/4K3 w - - 0 1",
+        ]
+    );
+    assert!(exported.contains("b - - 0 1 ce 25;"), "{exported}");
+    assert!(exported.contains("c9 \"1/2-1/2\";"), "{exported}");
+    assert!(exported.contains("c9 \"0-1\"; ce -40;"), "{exported}");
+
+    // --strict: the first bad line stops the import, nothing is written, an old DB stays.
+    let before = std::fs::read(&db).unwrap();
+    let stderr = fails(&["import", &input, "-o", s(&db), "--strict"]);
+    assert!(stderr.contains("mixed-lines.epd:3:"), "{stderr}");
+    assert_eq!(std::fs::read(&db).unwrap(), before);
+    let fresh = temp(&dir, "fresh.psdb");
+    fails(&["import", &input, "-o", s(&fresh), "--strict"]);
+    assert!(!fresh.exists());
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+}
+
+#[test]
+fn invalid_utf8_is_a_rejection_not_a_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = temp(&dir, "bytes.epd");
+    let mut bytes = b"4k3/8/8/8/8/8/8/4K3 w - - 0 1\n".to_vec();
+    bytes.extend_from_slice(b"4k3/8/8/8/8/8/8/4K3 w - - 0 1 c0 \"\xff\xfe\";\n");
+    bytes.extend_from_slice(b"4k3/8/8/8/8/8/8/4K3 b - - 0 1\r\n");
+    std::fs::write(&input, bytes).unwrap();
+    let (_, stderr) = ok(&["import", s(&input), "-o", s(&temp(&dir, "x.psdb"))]);
+    assert!(stderr.contains("bytes.epd:2: not valid UTF-8"), "{stderr}");
+    assert!(
+        stderr.contains("imported 2 positions, rejected 1 records"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn pgn_bad_game_is_skipped_and_plies_are_filtered() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = temp(&dir, "games.psdb");
+    let (_, stderr) = ok(&["import", &fixture("bad/bad-game.pgn"), "-o", s(&db)]);
+    assert!(
+        stderr.contains("bad-game.pgn:6: "),
+        "the bad game starts on line 6: {stderr}"
+    );
+    assert!(
+        stderr.contains("Ke3"),
+        "the illegal move is named: {stderr}"
+    );
+    // 7 plies + start, and 16 plies + start.
+    assert!(
+        stderr.contains("imported 25 positions from 2 games, rejected 1 records"),
+        "{stderr}"
+    );
+    let (exported, _) = ok(&["export", s(&db)]);
+    assert!(
+        exported
+            .lines()
+            .next()
+            .unwrap()
+            .ends_with("c9 \"1-0\"; game 0; ply 0;")
+    );
+    assert!(
+        exported
+            .lines()
+            .last()
+            .unwrap()
+            .ends_with("c9 \"1/2-1/2\"; game 1; ply 16;")
+    );
+
+    let filtered = temp(&dir, "filtered.psdb");
+    ok(&[
+        "import",
+        &fixture("bad/bad-game.pgn"),
+        "-o",
+        s(&filtered),
+        "--skip-plies",
+        "3",
+        "--every",
+        "5",
+    ]);
+    let (exported, _) = ok(&["export", s(&filtered)]);
+    let plies: Vec<&str> = exported
+        .lines()
+        .map(|l| l.rsplit("ply ").next().unwrap().trim_end_matches(';'))
+        .collect();
+    assert_eq!(plies, ["3", "3", "8", "13"]);
+}
+
+#[test]
+fn gzip_and_stdin_give_the_same_db_as_the_plain_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = fixture("epd/bk.epd");
+    let text = std::fs::read(&plain).unwrap();
+    let gz = temp(&dir, "bk.epd.gz");
+    let mut encoder = flate2::write::GzEncoder::new(
+        std::fs::File::create(&gz).unwrap(),
+        flate2::Compression::fast(),
+    );
+    encoder.write_all(&text).unwrap();
+    encoder.finish().unwrap();
+    let (a, b, c) = (
+        temp(&dir, "a.psdb"),
+        temp(&dir, "b.psdb"),
+        temp(&dir, "c.psdb"),
+    );
+    ok(&["import", &plain, "-o", s(&a)]);
+    ok(&["import", s(&gz), "-o", s(&b)]);
+    let mut child = Command::cargo_bin("pawnstorm")
+        .unwrap()
+        .args(["import", "-", "-o", s(&c)])
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&text).unwrap();
+    assert!(child.wait().unwrap().success());
+    let a_bytes = std::fs::read(&a).unwrap();
+    assert_eq!(a_bytes, std::fs::read(&b).unwrap());
+    assert_eq!(a_bytes, std::fs::read(&c).unwrap());
+}
+
+#[test]
+fn append_adds_and_game_ids_continue() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = temp(&dir, "db.psdb");
+    ok(&["import", &fixture("bad/bad-game.pgn"), "-o", s(&db)]);
+    let (_, stderr) = ok(&[
+        "import",
+        &fixture("bad/bad-game.pgn"),
+        "-o",
+        s(&db),
+        "--append",
+    ]);
+    assert!(
+        stderr.contains("(50 positions, appended to 25 already there)"),
+        "{stderr}"
+    );
+    let (exported, _) = ok(&["export", s(&db), "--range", "25..26"]);
+    assert!(exported.contains("game 2; ply 0;"), "{exported}");
+    let (range, _) = ok(&["export", s(&db), "--range", "2..5"]);
+    assert_eq!(range.lines().count(), 3);
+}
+
+#[test]
+fn damaged_and_foreign_files_fail_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = temp(&dir, "db.psdb");
+    ok(&["import", &fixture("epd/bk.epd"), "-o", s(&db)]);
+    let bytes = std::fs::read(&db).unwrap();
+    let cut = temp(&dir, "cut.psdb");
+    std::fs::write(&cut, &bytes[..bytes.len() - 10]).unwrap();
+    let stderr = fails(&["info", s(&cut)]);
+    assert!(
+        stderr.contains("cut.psdb") && stderr.contains("truncated"),
+        "{stderr}"
+    );
+    let stderr = fails(&["info", &fixture("epd/bk.epd")]);
+    assert!(
+        stderr.contains("not a pawnstorm position database"),
+        "{stderr}"
+    );
+    let stderr = fails(&["export", s(&temp(&dir, "missing.psdb"))]);
+    assert!(stderr.contains("missing.psdb"), "{stderr}");
+    let stderr = fails(&["show", s(&db), "--index", "24"]);
+    assert!(stderr.contains("holds 24 positions"), "{stderr}");
+}
+
+#[test]
+fn show_draws_a_fen_or_a_db_row_and_explains_a_bad_fen() {
+    let start = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+    let (stdout, _) = ok(&["show", start]);
+    assert!(
+        stdout.contains("8 | r | n | b | q | k | b | n | r |"),
+        "{stdout}"
+    );
+    assert!(stdout.contains(&format!("FEN: {start}")));
+    let stderr = fails(&[
+        "show",
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR x KQkq - 0 1",
+    ]);
+    assert!(
+        stderr.contains("side to move field, character 45"),
+        "{stderr}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let db = temp(&dir, "db.psdb");
+    ok(&["import", &fixture("epd/bk.epd"), "-o", s(&db)]);
+    let (stdout, _) = ok(&["show", s(&db), "--index", "1"]);
+    let second = std::fs::read_to_string(fixture("epd/bk.epd")).unwrap();
+    let fen4: Vec<&str> = second
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .take(4)
+        .collect();
+    let shown = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("FEN: "))
+        .unwrap();
+    assert_eq!(
+        parse_fen(shown).unwrap(),
+        parse_fen(&fen4.join(" ")).unwrap()
+    );
+}
