@@ -333,6 +333,10 @@ fn geometry_and_pawn_moves_match_square_by_square_rules() {
         !0,
     ]);
     for &b in &boards {
+        assert_eq!(geometry::north_east(b), reference_shift(b, 1, 1));
+        assert_eq!(geometry::north_west(b), reference_shift(b, -1, 1));
+        assert_eq!(geometry::south_east(b), reference_shift(b, 1, -1));
+        assert_eq!(geometry::south_west(b), reference_shift(b, -1, -1));
         assert_eq!(geometry::east(b), reference_shift(b, 1, 0));
         assert_eq!(geometry::west(b), reference_shift(b, -1, 0));
         assert_eq!(geometry::north(b), reference_shift(b, 0, 1));
@@ -397,4 +401,100 @@ fn geometry_and_pawn_moves_match_square_by_square_rules() {
     let d6 = 1u64 << 43;
     assert_eq!(pawns::en_passant_targets(Color::White, e5, d6), d6);
     assert_eq!(pawns::en_passant_targets(Color::White, h5, d6), 0);
+}
+
+/// Every geometry and pawn-move kernel, on 4 and 8 lanes, equals its one-lane result.
+fn all_kernels<L: Lanes>(b: L, other: L, third: L) -> Vec<L> {
+    let mut out = vec![
+        geometry::north(b),
+        geometry::south(b),
+        geometry::east(b),
+        geometry::west(b),
+        geometry::north_east(b),
+        geometry::north_west(b),
+        geometry::south_east(b),
+        geometry::south_west(b),
+        geometry::north_fill(b),
+        geometry::south_fill(b),
+        geometry::file_fill(b),
+        geometry::king_dilate(b),
+        geometry::king_dilate_times(b, 3),
+        geometry::king_distance_sum(b, other & L::splat(1 << 27)),
+    ];
+    for color in Color::ALL {
+        out.extend([
+            geometry::front_span(color, b),
+            geometry::rear_span(color, b),
+            geometry::attack_span(color, b),
+            geometry::pawn_attacks(color, b),
+            pawns::single_pushes(color, b, !other),
+            pawns::double_pushes(color, b, !other),
+            pawns::captures_west(color, b, other),
+            pawns::captures_east(color, b, other),
+            pawns::en_passant_targets(color, b, third),
+            pawns::promotion_pushes(color, b, !other),
+            pawns::promotion_captures(color, b, other),
+        ]);
+        let s = pawns::structure(color, b, other);
+        out.extend([
+            s.doubled,
+            s.isolated,
+            s.passed,
+            s.backward,
+            s.supported,
+            s.phalanx,
+            s.connected,
+            s.chain_base,
+        ]);
+        let d = pawns::passed_detail(color, s.passed, b | other | third, third, other);
+        out.extend([
+            d.blocked,
+            d.free_path,
+            d.own_rook_behind,
+            d.enemy_rook_behind,
+        ]);
+    }
+    out
+}
+
+fn lanes_agree<L: Lanes>(inputs: &[[u64; 3]]) {
+    for group in inputs.chunks_exact(L::WIDTH) {
+        let column = |i: usize| L::load(&group.iter().map(|v| v[i]).collect::<Vec<_>>());
+        let wide = all_kernels(column(0), column(1), column(2));
+        for (lane, v) in group.iter().enumerate() {
+            let one = all_kernels(v[0], v[1], v[2]);
+            for (k, (w, o)) in wide.iter().zip(&one).enumerate() {
+                let mut values = vec![0u64; L::WIDTH];
+                w.store(&mut values);
+                assert_eq!(values[lane], *o, "kernel {k}, lane {lane}, inputs {v:x?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn every_kernel_gives_the_same_on_every_lane_width() {
+    let mut rng = Rng(7);
+    let mut inputs: Vec<[u64; 3]> = (0..100_000)
+        .map(|_| {
+            [
+                rng.next() & rng.next(),
+                rng.next() & rng.next(),
+                rng.next() & rng.next() & rng.next(),
+            ]
+        })
+        .collect();
+    // Edge files and corners in every lane.
+    for edge in [
+        0x0101_0101_0101_0101u64,
+        0x8080_8080_8080_8080,
+        0x8100_0000_0000_0081,
+    ] {
+        for _ in 0..8 {
+            inputs.push([edge, rng.next() & edge, rng.next()]);
+        }
+    }
+    inputs.truncate(inputs.len() / 8 * 8);
+    lanes_agree::<u64x4>(&inputs);
+    lanes_agree::<u64x8>(&inputs);
 }

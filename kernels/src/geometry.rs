@@ -30,6 +30,30 @@ pub fn west<L: Lanes>(b: L) -> L {
     b.shr(1) & L::splat(!FILE_H)
 }
 
+/// One step toward h8.
+#[inline(always)]
+pub fn north_east<L: Lanes>(b: L) -> L {
+    east(north(b))
+}
+
+/// One step toward a8.
+#[inline(always)]
+pub fn north_west<L: Lanes>(b: L) -> L {
+    west(north(b))
+}
+
+/// One step toward h1.
+#[inline(always)]
+pub fn south_east<L: Lanes>(b: L) -> L {
+    east(south(b))
+}
+
+/// One step toward a1.
+#[inline(always)]
+pub fn south_west<L: Lanes>(b: L) -> L {
+    west(south(b))
+}
+
 /// One rank toward `color`'s promotion rank.
 #[inline(always)]
 pub fn forward<L: Lanes>(color: Color, b: L) -> L {
