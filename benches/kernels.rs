@@ -56,22 +56,25 @@ fn masks_pass(c: &mut Criterion) {
             })
         });
     }
+    // The pass as a reduction (a consumer that reads every column, then moves on), in
+    // pieces that stay in cache, blocks spread over 1 and 2 threads.
     for threads in [1, 2] {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()
             .expect("pool");
-        group.bench_function(BenchmarkId::new("8_lanes_threads", threads), |b| {
-            b.iter(|| {
-                pool.install(|| {
-                    features::for_each_block(&db, Path::Simd8, 4 * threads, |_, out, _| {
-                        black_box(out);
-                        Ok(())
+        for (name, path) in [("scalar", Path::Scalar), ("8_lanes", Path::Simd8)] {
+            group.bench_function(BenchmarkId::new(format!("{name}_threads"), threads), |b| {
+                b.iter(|| {
+                    pool.install(|| {
+                        features::par_for_each_rows(&db, path, |_, out, rows| {
+                            black_box((out, rows));
+                        })
                     })
+                    .expect("pass")
                 })
-                .expect("pass")
-            })
-        });
+            });
+        }
     }
     // The ceiling: read the columns the pass reads (pawns, rooks, kings, both colours).
     group.bench_function("plain_read_of_the_same_columns", |b| {

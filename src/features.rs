@@ -7,6 +7,8 @@
 use pawnstorm_kernels::geometry::king_distance_sums;
 use pawnstorm_kernels::pawns::{passed_detail, structure};
 use pawnstorm_kernels::{Color, Lanes};
+use std::ops::Range;
+
 use rayon::prelude::*;
 use wide::{u64x4, u64x8};
 
@@ -142,28 +144,73 @@ impl Path {
 /// Computes the features of one block into `out`: column `c` of row `r` at
 /// `out[c * block_size + r]`. Padding rows are computed too (they are empty boards).
 pub fn block_features(path: Path, block: &Block<'_>, out: &mut [u64]) {
+    let n = block.pieces[0].len();
+    rows_features(path, block, 0..n, out);
+}
+
+/// Computes the features of rows `rows` of a block into `out`: column `c` of row
+/// `rows.start + r` at `out[c * rows.len() + r]`. The range must start and end on a
+/// multiple of 8 (blocks hold a power of two of at least 64 rows).
+pub fn rows_features(path: Path, block: &Block<'_>, rows: Range<usize>, out: &mut [u64]) {
+    assert!(
+        rows.start % 8 == 0 && rows.end % 8 == 0,
+        "rows in whole vectors"
+    );
+    assert!(
+        out.len() >= COLUMNS * rows.len(),
+        "output too small for the rows"
+    );
     match path {
-        Path::Scalar => block_features_with::<u64>(block, out),
-        Path::Simd4 => block_features_with::<u64x4>(block, out),
-        Path::Simd8 => block_features_with::<u64x8>(block, out),
+        Path::Scalar => rows_features_with::<u64>(block, rows, out),
+        Path::Simd4 => rows_features_with::<u64x4>(block, rows, out),
+        Path::Simd8 => rows_features_with::<u64x8>(block, rows, out),
     }
 }
 
-fn block_features_with<L: Lanes>(block: &Block<'_>, out: &mut [u64]) {
-    let n = block.pieces[0].len();
-    assert!(out.len() >= COLUMNS * n, "output too small for a block");
+fn rows_features_with<L: Lanes>(block: &Block<'_>, rows: Range<usize>, out: &mut [u64]) {
+    let stride = rows.len();
     let pieces: [&[u64]; 6] = block.pieces.map(bytemuck::cast_slice);
     let colors: [&[u64]; 2] = block.colors.map(bytemuck::cast_slice);
-    // Blocks hold a power of two of at least 64 rows: whole vectors, no remainder.
-    for row in (0..n).step_by(L::WIDTH) {
+    for row in rows.clone().step_by(L::WIDTH) {
         let features = position_features(
             pieces.map(|c| L::load(&c[row..])),
             colors.map(|c| L::load(&c[row..])),
         );
+        let at = row - rows.start;
         for (column, value) in features.iter().enumerate() {
-            value.store(&mut out[column * n + row..]);
+            value.store(&mut out[column * stride + at..]);
         }
     }
+}
+
+/// Rows per piece of [`par_for_each_rows`]: the output of a piece (28 columns of 512
+/// rows, 112 KiB) stays in a core's L2 cache until its consumer has read it.
+pub const PIECE_ROWS: usize = 512;
+
+/// Runs `sink` on the features of every block of `db`, a piece of rows at a time, blocks
+/// spread over the rayon pool and in no particular order: for consumers that reduce the
+/// features (counts, sums, scores) rather than store every column. `sink` gets the index
+/// of the first row, the features (column-major, stride = rows) and the number of rows.
+pub fn par_for_each_rows(
+    db: &Database,
+    path: Path,
+    sink: impl Fn(u64, &[u64], usize) + Sync,
+) -> Result<(), DbError> {
+    let n = db.block_size();
+    let piece = PIECE_ROWS.min(n);
+    (0..db.block_count()).into_par_iter().try_for_each_init(
+        || vec![0u64; COLUMNS * piece],
+        |out, index| {
+            let block = db.block(index)?;
+            for start in (0..block.len).step_by(piece) {
+                let rows = start..(start + piece).min(n);
+                rows_features(path, &block, rows, out);
+                let valid = (block.len - start).min(piece);
+                sink((index * n + start) as u64, out, valid);
+            }
+            Ok(())
+        },
+    )
 }
 
 /// Runs `sink` on the features of every block of `db`, in block order, computing up to
