@@ -153,7 +153,7 @@ pub fn block_features(path: Path, block: &Block<'_>, out: &mut [u64]) {
 /// multiple of 8 (blocks hold a power of two of at least 64 rows).
 pub fn rows_features(path: Path, block: &Block<'_>, rows: Range<usize>, out: &mut [u64]) {
     assert!(
-        rows.start % 8 == 0 && rows.end % 8 == 0,
+        rows.start.is_multiple_of(8) && rows.end.is_multiple_of(8),
         "rows in whole vectors"
     );
     assert!(
