@@ -5,6 +5,7 @@
 pub mod board;
 pub mod db;
 pub mod epd;
+pub mod eval;
 pub mod features;
 pub mod fen;
 pub mod import;

@@ -176,15 +176,20 @@ impl TableWriter {
 }
 
 /// The `.npy` version 1.0 header of a one-dimensional structured array of `rows` records.
+/// A single column is a plain array (what `torch.from_numpy` takes as it is); more columns
+/// make one structured array, so that the names travel with the data.
 fn npy_header(columns: &[(String, ColumnType)], rows: u64) -> Vec<u8> {
-    let fields: Vec<String> = columns
-        .iter()
-        .map(|(name, kind)| format!("('{name}', '{}')", kind.numpy()))
-        .collect();
-    let mut dict = format!(
-        "{{'descr': [{}], 'fortran_order': False, 'shape': ({rows},), }}",
-        fields.join(", ")
-    );
+    let descr = match columns {
+        [(_, kind)] => format!("'{}'", kind.numpy()),
+        _ => {
+            let fields: Vec<String> = columns
+                .iter()
+                .map(|(name, kind)| format!("('{name}', '{}')", kind.numpy()))
+                .collect();
+            format!("[{}]", fields.join(", "))
+        }
+    };
+    let mut dict = format!("{{'descr': {descr}, 'fortran_order': False, 'shape': ({rows},), }}");
     // Magic (6) + version (2) + length (2) + dict + newline: a multiple of 64 bytes.
     let unpadded = 10 + dict.len() + 1;
     dict.push_str(&" ".repeat(unpadded.next_multiple_of(64) - unpadded));

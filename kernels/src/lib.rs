@@ -16,6 +16,7 @@ mod color;
 pub mod geometry;
 pub mod lanes;
 pub mod pawns;
+pub mod setwise;
 mod square;
 
 pub use bitboard::Bitboard;

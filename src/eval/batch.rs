@@ -1,0 +1,266 @@
+//! The evaluation over position DB blocks: the term code of [`super::terms`] on `L::WIDTH`
+//! positions at a time, then [`super::endgame::finish`] per position, blocks spread over
+//! threads.
+
+use std::ops::Range;
+
+use pawnstorm_kernels::Lanes;
+use rayon::prelude::*;
+use wide::{u64x4, u64x8};
+
+use super::endgame::{self, Finished, PositionBoards};
+use super::terms::{Boards, PerTerm, Sink, Term, Total, pawn_terms, piece_terms};
+use super::weights::Prepared;
+use crate::db::{Block, Database, DbError};
+use crate::features::Path;
+
+/// Values per position of a breakdown row: score, phase, scale, rule, then each term's mg,
+/// eg and final.
+pub const BREAKDOWN_WIDTH: usize = 4 + 3 * Term::COUNT;
+
+/// Column names of a breakdown row, in order.
+pub fn breakdown_names() -> Vec<String> {
+    let mut names: Vec<String> = ["score", "phase", "scale", "rule"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    for term in Term::ALL {
+        for part in ["mg", "eg", "final"] {
+            names.push(format!("{}_{part}", term.name()));
+        }
+    }
+    names
+}
+
+/// Rule codes of the breakdown's `rule` column.
+pub fn rule_code(rule: endgame::Rule) -> i32 {
+    match rule {
+        endgame::Rule::Terms => 0,
+        endgame::Rule::Insufficient => 1,
+        endgame::Rule::Kpk => 2,
+        endgame::Rule::Kbnk => 3,
+        endgame::Rule::Kxk => 4,
+    }
+}
+
+fn row_boards(block: &Block<'_>, row: usize) -> PositionBoards {
+    PositionBoards {
+        pieces: block.pieces.map(|c| c[row].0),
+        colors: block.colors.map(|c| c[row].0),
+        black_to_move: block.side_to_move[row] != 0,
+    }
+}
+
+#[inline(always)]
+fn load_boards<L: Lanes>(block: &Block<'_>, row: usize) -> Boards<L> {
+    let mut black_to_move = [0u64; 8];
+    for (lane, side) in black_to_move
+        .iter_mut()
+        .zip(&block.side_to_move[row..row + L::WIDTH])
+    {
+        *lane = 0u64.wrapping_sub((*side != 0) as u64);
+    }
+    Boards {
+        pieces: block
+            .pieces
+            .map(|c| L::load(bytemuck::cast_slice(&c[row..row + L::WIDTH]))),
+        colors: block
+            .colors
+            .map(|c| L::load(bytemuck::cast_slice(&c[row..row + L::WIDTH]))),
+        black_to_move: L::load(&black_to_move),
+    }
+}
+
+/// Runs the terms on `L::WIDTH` rows from `row` into `sink`, and finishes each position.
+#[inline(always)]
+fn lanes_finished<L: Lanes, S: Sink<L>>(
+    prepared: &Prepared,
+    block: &Block<'_>,
+    row: usize,
+    sink: &mut S,
+    total: impl Fn(&S) -> (L, L),
+    mut each: impl FnMut(usize, Finished),
+) {
+    let boards = load_boards::<L>(block, row);
+    let passed = pawn_terms(
+        prepared,
+        boards.pieces[0] & boards.colors[0],
+        boards.pieces[0] & boards.colors[1],
+        sink,
+    );
+    let meta = piece_terms(prepared, &boards, passed, sink);
+    let (mg, eg) = total(sink);
+    let mut values = [[0u64; 8]; 4];
+    mg.store(&mut values[0]);
+    eg.store(&mut values[1]);
+    meta.phase.store(&mut values[2]);
+    meta.signature.store(&mut values[3]);
+    let [mg, eg, phase, signature] = values;
+    for lane in 0..L::WIDTH {
+        let finished = endgame::finish(
+            mg[lane] as i32,
+            eg[lane] as i32,
+            phase[lane],
+            signature[lane],
+            || row_boards(block, row + lane),
+        );
+        each(lane, finished);
+    }
+}
+
+fn rows_scores_with<L: Lanes>(
+    prepared: &Prepared,
+    block: &Block<'_>,
+    rows: Range<usize>,
+    out: &mut [i32],
+) {
+    for row in rows.clone().step_by(L::WIDTH) {
+        let mut total = Total::<L>::new();
+        let at = row - rows.start;
+        lanes_finished(
+            prepared,
+            block,
+            row,
+            &mut total,
+            |t| (t.mg, t.eg),
+            |lane, finished| out[at + lane] = finished.score,
+        );
+    }
+}
+
+/// Scores (White's point of view) of rows `rows` of `block` into `out[..rows.len()]`. The
+/// range starts and ends on multiples of 8 (blocks hold a power of two of at least 64 rows).
+pub fn rows_scores(
+    path: Path,
+    prepared: &Prepared,
+    block: &Block<'_>,
+    rows: Range<usize>,
+    out: &mut [i32],
+) {
+    assert!(
+        rows.start.is_multiple_of(8) && rows.end.is_multiple_of(8),
+        "rows in whole vectors"
+    );
+    assert!(out.len() >= rows.len(), "output too small for the rows");
+    match path {
+        Path::Scalar => rows_scores_with::<u64>(prepared, block, rows, out),
+        Path::Simd4 => rows_scores_with::<u64x4>(prepared, block, rows, out),
+        Path::Simd8 => rows_scores_with::<u64x8>(prepared, block, rows, out),
+    }
+}
+
+fn rows_breakdown_with<L: Lanes>(
+    prepared: &Prepared,
+    block: &Block<'_>,
+    rows: Range<usize>,
+    out: &mut [i32],
+) {
+    for row in rows.clone().step_by(L::WIDTH) {
+        let mut terms = PerTerm::<L>::new();
+        let at = row - rows.start;
+        let sum = |t: &PerTerm<L>| {
+            let mg = t.mg.iter().fold(L::splat(0), |s, v| s.add(*v));
+            let eg = t.eg.iter().fold(L::splat(0), |s, v| s.add(*v));
+            (mg, eg)
+        };
+        let mut finished = [None; 8];
+        lanes_finished(prepared, block, row, &mut terms, sum, |lane, f| {
+            finished[lane] = Some(f)
+        });
+        let mut lanes = [0u64; 8];
+        for lane in 0..L::WIDTH {
+            let Some(f) = finished[lane] else { continue };
+            let values = &mut out[(at + lane) * BREAKDOWN_WIDTH..][..BREAKDOWN_WIDTH];
+            values[0] = f.score;
+            values[1] = f.phase;
+            values[2] = f.scale;
+            values[3] = rule_code(f.rule);
+        }
+        for term in 0..Term::COUNT {
+            let mut mg = [0u64; 8];
+            terms.mg[term].store(&mut mg);
+            terms.eg[term].store(&mut lanes);
+            for lane in 0..L::WIDTH {
+                let Some(f) = finished[lane] else { continue };
+                let (m, e) = (mg[lane] as i32, lanes[lane] as i32);
+                let values = &mut out[(at + lane) * BREAKDOWN_WIDTH + 4 + 3 * term..][..3];
+                values[0] = m;
+                values[1] = e;
+                values[2] = endgame::taper(m, e, f.phase, f.scale);
+            }
+        }
+    }
+}
+
+/// Breakdown rows ([`BREAKDOWN_WIDTH`] values each, names from [`breakdown_names`]) of rows
+/// `rows` of `block`, row-major into `out`.
+pub fn rows_breakdown(
+    path: Path,
+    prepared: &Prepared,
+    block: &Block<'_>,
+    rows: Range<usize>,
+    out: &mut [i32],
+) {
+    assert!(
+        rows.start.is_multiple_of(8) && rows.end.is_multiple_of(8),
+        "rows in whole vectors"
+    );
+    assert!(
+        out.len() >= rows.len() * BREAKDOWN_WIDTH,
+        "output too small for the rows"
+    );
+    match path {
+        Path::Scalar => rows_breakdown_with::<u64>(prepared, block, rows, out),
+        Path::Simd4 => rows_breakdown_with::<u64x4>(prepared, block, rows, out),
+        Path::Simd8 => rows_breakdown_with::<u64x8>(prepared, block, rows, out),
+    }
+}
+
+/// The scores of every position of `db`, in order, computed on the current rayon pool.
+pub fn db_scores(db: &Database, path: Path, prepared: &Prepared) -> Result<Vec<i32>, DbError> {
+    let n = db.block_size();
+    let mut scores = vec![0i32; db.block_count() * n];
+    scores
+        .par_chunks_mut(n)
+        .enumerate()
+        .try_for_each(|(index, out)| {
+            let block = db.block(index)?;
+            rows_scores(path, prepared, &block, 0..n, out);
+            Ok::<(), DbError>(())
+        })?;
+    scores.truncate(db.len() as usize);
+    Ok(scores)
+}
+
+/// Runs `sink` on consecutive blocks' outputs in block order, `chunk` blocks computed at a
+/// time on the rayon pool by `compute(block, out)`; `sink` gets the block index, its output
+/// and its number of positions.
+pub fn for_each_block_ordered(
+    db: &Database,
+    chunk: usize,
+    width: usize,
+    compute: impl Fn(&Block<'_>, &mut [i32]) + Sync,
+    mut sink: impl FnMut(usize, &[i32], usize) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let n = db.block_size();
+    let blocks = db.block_count();
+    let chunk = chunk.max(1);
+    let mut buffers: Vec<Vec<i32>> = Vec::new();
+    for first in (0..blocks).step_by(chunk) {
+        let last = (first + chunk).min(blocks);
+        buffers.resize_with(last - first, || vec![0; width * n]);
+        let lens: Vec<Result<usize, DbError>> = buffers
+            .par_iter_mut()
+            .enumerate()
+            .map(|(i, buffer)| {
+                let block = db.block(first + i)?;
+                compute(&block, buffer);
+                Ok(block.len)
+            })
+            .collect();
+        for (i, len) in lens.into_iter().enumerate() {
+            sink(first + i, &buffers[i], len?)?;
+        }
+    }
+    Ok(())
+}

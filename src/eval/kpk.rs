@@ -1,0 +1,213 @@
+//! The KPK bitbase: for every king-and-pawn-against-king position, whether the side with the
+//! pawn wins, computed by retrograde analysis the first time it is needed (~196k positions,
+//! a few milliseconds).
+//!
+//! Positions are normalised so that White has the pawn, on files a-d. A position is a win
+//! when White can promote without losing the new queen at once, or force such a position;
+//! everything else (stalemates, the pawn lost, positions White cannot force) is a draw.
+
+use std::sync::OnceLock;
+
+/// Index: side to move (0 White), pawn (files a-d, ranks 2-7 as (rank - 1) * 4 + file),
+/// White king, Black king.
+const SIZE: usize = 2 * 24 * 64 * 64;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    Invalid,
+    Unknown,
+    Draw,
+    Win,
+}
+
+fn index(white_to_move: bool, pawn: usize, white_king: usize, black_king: usize) -> usize {
+    let pawn_index = (pawn / 8 - 1) * 4 + pawn % 8;
+    ((((!white_to_move) as usize * 24 + pawn_index) * 64) + white_king) * 64 + black_king
+}
+
+fn distance(a: usize, b: usize) -> usize {
+    let (af, ar) = ((a % 8) as isize, (a / 8) as isize);
+    let (bf, br) = ((b % 8) as isize, (b / 8) as isize);
+    (af - bf).unsigned_abs().max((ar - br).unsigned_abs())
+}
+
+fn king_moves(square: usize) -> impl Iterator<Item = usize> {
+    (0..64).filter(move |&to| distance(square, to) == 1)
+}
+
+/// Squares a White pawn on `pawn` attacks.
+fn pawn_attacks(pawn: usize, target: usize) -> bool {
+    target / 8 == pawn / 8 + 1 && (target % 8).abs_diff(pawn % 8) == 1
+}
+
+struct Bitbase {
+    win: Vec<u64>,
+}
+
+fn classify_initial(white_to_move: bool, pawn: usize, wk: usize, bk: usize) -> Verdict {
+    if wk == bk || wk == pawn || bk == pawn || distance(wk, bk) <= 1 {
+        return Verdict::Invalid;
+    }
+    if white_to_move {
+        // Black cannot be in check with White to move.
+        if pawn_attacks(pawn, bk) {
+            return Verdict::Invalid;
+        }
+        let promotion = pawn + 8;
+        if pawn / 8 == 6
+            && promotion != wk
+            && promotion != bk
+            && (distance(bk, promotion) > 1 || distance(wk, promotion) == 1)
+        {
+            return Verdict::Win;
+        }
+        Verdict::Unknown
+    } else {
+        let legal: Vec<usize> = king_moves(bk)
+            .filter(|&to| distance(to, wk) > 1 && !pawn_attacks(pawn, to))
+            .collect();
+        if legal.is_empty() {
+            // Stalemate, or mate by the pawn (impossible with a pawn below rank 8).
+            return if pawn_attacks(pawn, bk) {
+                Verdict::Win
+            } else {
+                Verdict::Draw
+            };
+        }
+        if legal.contains(&pawn) {
+            // The pawn is undefended (otherwise `pawn` would not be a legal square).
+            return Verdict::Draw;
+        }
+        Verdict::Unknown
+    }
+}
+
+fn compute() -> Bitbase {
+    let mut table = vec![Verdict::Invalid; SIZE];
+    let positions: Vec<(bool, usize, usize, usize)> = [true, false]
+        .into_iter()
+        .flat_map(|stm| {
+            (8..56).filter(|p| p % 8 < 4).flat_map(move |p| {
+                (0..64).flat_map(move |wk| (0..64).map(move |bk| (stm, p, wk, bk)))
+            })
+        })
+        .collect();
+    for &(stm, p, wk, bk) in &positions {
+        table[index(stm, p, wk, bk)] = classify_initial(stm, p, wk, bk);
+    }
+    loop {
+        let mut changed = false;
+        for &(stm, p, wk, bk) in &positions {
+            let at = index(stm, p, wk, bk);
+            if table[at] != Verdict::Unknown {
+                continue;
+            }
+            let verdict = if stm {
+                white_moves_verdict(&table, p, wk, bk)
+            } else {
+                black_moves_verdict(&table, p, wk, bk)
+            };
+            if verdict != Verdict::Unknown {
+                table[at] = verdict;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    let mut win = vec![0u64; SIZE.div_ceil(64)];
+    for (i, verdict) in table.iter().enumerate() {
+        if *verdict == Verdict::Win {
+            win[i / 64] |= 1 << (i % 64);
+        }
+    }
+    Bitbase { win }
+}
+
+/// White to move: a win if any move reaches a win, a draw if every move reaches a draw.
+fn white_moves_verdict(table: &[Verdict], p: usize, wk: usize, bk: usize) -> Verdict {
+    let mut all_draw = true;
+    let mut consider = |verdict: Verdict| match verdict {
+        Verdict::Win => Some(Verdict::Win),
+        Verdict::Unknown => {
+            all_draw = false;
+            None
+        }
+        _ => None,
+    };
+    for to in king_moves(wk) {
+        if to == p || distance(to, bk) <= 1 {
+            continue;
+        }
+        if let Some(win) = consider(table[index(false, p, to, bk)]) {
+            return win;
+        }
+    }
+    let push = p + 8;
+    // Promotions are judged by the initial classification; a push to rank 8 that is not
+    // an immediate win loses the queen, which is a draw.
+    if p / 8 < 6 && push != wk && push != bk {
+        if let Some(win) = consider(table[index(false, push, wk, bk)]) {
+            return win;
+        }
+        let double = p + 16;
+        if p / 8 == 1
+            && double != wk
+            && double != bk
+            && let Some(win) = consider(table[index(false, double, wk, bk)])
+        {
+            return win;
+        }
+    }
+    if all_draw {
+        Verdict::Draw
+    } else {
+        Verdict::Unknown
+    }
+}
+
+/// Black to move: a draw if any move reaches a draw, a win if every move reaches a win.
+fn black_moves_verdict(table: &[Verdict], p: usize, wk: usize, bk: usize) -> Verdict {
+    let mut all_win = true;
+    for to in king_moves(bk) {
+        if distance(to, wk) <= 1 || pawn_attacks(p, to) {
+            continue;
+        }
+        match table[index(true, p, wk, to)] {
+            Verdict::Draw => return Verdict::Draw,
+            Verdict::Unknown => all_win = false,
+            _ => {}
+        }
+    }
+    if all_win {
+        Verdict::Win
+    } else {
+        Verdict::Unknown
+    }
+}
+
+static BITBASE: OnceLock<Bitbase> = OnceLock::new();
+
+/// Whether the side with the pawn wins. Squares a1 = 0; `strong_to_move` is whether the side
+/// with the pawn is to move. The position must be legal.
+pub fn strong_side_wins(
+    strong_is_white: bool,
+    strong_to_move: bool,
+    strong_king: u8,
+    weak_king: u8,
+    pawn: u8,
+) -> bool {
+    // Normalise: the strong side plays up the board, the pawn on files a-d.
+    let flip_rank = if strong_is_white { 0 } else { 56 };
+    let flip_file = if (pawn ^ flip_rank) % 8 >= 4 { 7 } else { 0 };
+    let normal = |square: u8| (square ^ flip_rank ^ flip_file) as usize;
+    let bitbase = BITBASE.get_or_init(compute);
+    let i = index(
+        strong_to_move,
+        normal(pawn),
+        normal(strong_king),
+        normal(weak_king),
+    );
+    bitbase.win[i / 64] >> (i % 64) & 1 == 1
+}

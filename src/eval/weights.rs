@@ -1,0 +1,443 @@
+//! Every weight of the evaluation in one struct, its text file form (what `--weights` reads
+//! and the tuner writes), and the bit planes the batch path sums tables with.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use thiserror::Error;
+
+use super::pesto;
+
+/// A middlegame and an endgame value, in centipawns, from the point of view of the side the
+/// term is about (a penalty is negative).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Weight {
+    pub mg: i32,
+    pub eg: i32,
+}
+
+/// Shorthand for the default tables.
+const fn w(mg: i32, eg: i32) -> Weight {
+    Weight { mg, eg }
+}
+
+/// A value per square, White's view (a1 = 0); Black reads it vertically mirrored.
+pub type SquareTable = [Weight; 64];
+
+/// A value per relative rank (0 = the side's first rank).
+pub type RankTable = [Weight; 8];
+
+pub const PIECE_NAMES: [&str; 6] = ["pawn", "knight", "bishop", "rook", "queen", "king"];
+
+/// Every weight of the evaluation. Defaults: PeSTO's material and tables; the other terms
+/// take values from the usual ranges of hand-crafted engines (Stockfish's classical eval,
+/// the Chess Programming Wiki's pawn-structure pages), to be refitted by the tuner.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Weights {
+    /// Pawn, knight, bishop, rook, queen.
+    pub material: [Weight; 5],
+    /// Pawn, knight, bishop, rook, queen, king.
+    pub psqt: [SquareTable; 6],
+    /// Per square attacked (set-wise, outside own pieces and enemy pawn attacks): knight,
+    /// bishop, rook, queen.
+    pub mobility: [Weight; 4],
+    pub bishop_pair: Weight,
+    /// For the side to move.
+    pub tempo: Weight,
+    pub doubled: Weight,
+    pub isolated: Weight,
+    pub backward: Weight,
+    pub passed: RankTable,
+    pub connected: RankTable,
+    pub chain_base: Weight,
+    /// Added to `passed` for a passer whose stop square is occupied (default: minus half).
+    pub passed_blocked: RankTable,
+    pub passed_free_path: Weight,
+    /// Per passer next to its own king.
+    pub passed_king_support: Weight,
+    /// Per king step between a passer and its own king.
+    pub passed_own_king_distance: Weight,
+    /// Per king step between a passer and the enemy king.
+    pub passed_enemy_king_distance: Weight,
+    pub passed_own_rook_behind: Weight,
+    pub passed_enemy_rook_behind: Weight,
+    /// Per passer supported by or beside another passer.
+    pub connected_passers: Weight,
+    /// Per king step from the four centre squares.
+    pub king_centre_distance: Weight,
+    /// Per king step from the king to each pawn (both colours').
+    pub king_pawn_distance: Weight,
+    /// Per passer the enemy king cannot catch (rule of the square, enemy without pieces).
+    pub unstoppable_passer: Weight,
+    /// Own pawns one and two ranks in front of the king (its file and the adjacent ones).
+    pub shelter: [Weight; 2],
+    /// Enemy pawns two and three ranks in front of the king.
+    pub storm: [Weight; 2],
+}
+
+fn pesto_table(mg: &[i32; 64], eg: &[i32; 64]) -> SquareTable {
+    // The published tables read like a diagram (a8 first); a1 = 0 is row 7, column 0.
+    std::array::from_fn(|square| w(mg[square ^ 56], eg[square ^ 56]))
+}
+
+impl Default for Weights {
+    fn default() -> Weights {
+        let passed = [
+            w(0, 0),
+            w(5, 12),
+            w(10, 20),
+            w(15, 35),
+            w(30, 60),
+            w(55, 100),
+            w(90, 160),
+            w(0, 0),
+        ];
+        Weights {
+            material: std::array::from_fn(|i| w(pesto::MATERIAL_MG[i], pesto::MATERIAL_EG[i])),
+            psqt: std::array::from_fn(|i| pesto_table(&pesto::PSQT_MG[i], &pesto::PSQT_EG[i])),
+            mobility: [w(4, 4), w(5, 5), w(3, 5), w(2, 4)],
+            bishop_pair: w(30, 50),
+            tempo: w(15, 5),
+            doubled: w(-10, -25),
+            isolated: w(-10, -15),
+            backward: w(-9, -20),
+            passed,
+            connected: [
+                w(0, 0),
+                w(4, 2),
+                w(6, 4),
+                w(10, 6),
+                w(20, 12),
+                w(35, 20),
+                w(60, 35),
+                w(0, 0),
+            ],
+            chain_base: w(-5, -3),
+            passed_blocked: passed.map(|p| w(-p.mg / 2, -p.eg / 2)),
+            passed_free_path: w(5, 15),
+            passed_king_support: w(0, 10),
+            passed_own_king_distance: w(0, -4),
+            passed_enemy_king_distance: w(0, 6),
+            passed_own_rook_behind: w(10, 20),
+            passed_enemy_rook_behind: w(-10, -20),
+            connected_passers: w(10, 25),
+            king_centre_distance: w(0, -6),
+            king_pawn_distance: w(0, -2),
+            unstoppable_passer: w(0, 500),
+            shelter: [w(12, 0), w(6, 0)],
+            storm: [w(-15, 0), w(-8, 0)],
+        }
+    }
+}
+
+/// A weights file that could not be read.
+#[derive(Debug, Error)]
+pub enum WeightsError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}: {reason}: {text:?}")]
+    Line {
+        path: PathBuf,
+        line: usize,
+        text: String,
+        reason: String,
+    },
+}
+
+const RANK_NAMES: [&str; 8] = [
+    "rank1", "rank2", "rank3", "rank4", "rank5", "rank6", "rank7", "rank8",
+];
+
+impl Weights {
+    /// Calls `visit` with the name and value of every weight, in file order.
+    pub fn visit_mut(&mut self, mut visit: impl FnMut(&str, &mut Weight)) {
+        let mut name = String::new();
+        let mut named = |prefix: &str, suffix: &str, weight: &mut Weight| {
+            name.clear();
+            name.push_str(prefix);
+            if !suffix.is_empty() {
+                name.push('.');
+                name.push_str(suffix);
+            }
+            visit(&name, weight);
+        };
+        for (piece, weight) in PIECE_NAMES.iter().zip(&mut self.material) {
+            named("material", piece, weight);
+        }
+        for (piece, table) in PIECE_NAMES.iter().zip(&mut self.psqt) {
+            for (square, weight) in table.iter_mut().enumerate() {
+                let file = (b'a' + square as u8 % 8) as char;
+                let rank = (b'1' + square as u8 / 8) as char;
+                named(&format!("psqt.{piece}"), &format!("{file}{rank}"), weight);
+            }
+        }
+        for (piece, weight) in PIECE_NAMES[1..].iter().zip(&mut self.mobility) {
+            named("mobility", piece, weight);
+        }
+        named("bishop_pair", "", &mut self.bishop_pair);
+        named("tempo", "", &mut self.tempo);
+        named("doubled", "", &mut self.doubled);
+        named("isolated", "", &mut self.isolated);
+        named("backward", "", &mut self.backward);
+        for (rank, weight) in RANK_NAMES.iter().zip(&mut self.passed) {
+            named("passed", rank, weight);
+        }
+        for (rank, weight) in RANK_NAMES.iter().zip(&mut self.connected) {
+            named("connected", rank, weight);
+        }
+        named("chain_base", "", &mut self.chain_base);
+        for (rank, weight) in RANK_NAMES.iter().zip(&mut self.passed_blocked) {
+            named("passed_blocked", rank, weight);
+        }
+        named("passed_free_path", "", &mut self.passed_free_path);
+        named("passed_king_support", "", &mut self.passed_king_support);
+        named(
+            "passed_own_king_distance",
+            "",
+            &mut self.passed_own_king_distance,
+        );
+        named(
+            "passed_enemy_king_distance",
+            "",
+            &mut self.passed_enemy_king_distance,
+        );
+        named(
+            "passed_own_rook_behind",
+            "",
+            &mut self.passed_own_rook_behind,
+        );
+        named(
+            "passed_enemy_rook_behind",
+            "",
+            &mut self.passed_enemy_rook_behind,
+        );
+        named("connected_passers", "", &mut self.connected_passers);
+        named("king_centre_distance", "", &mut self.king_centre_distance);
+        named("king_pawn_distance", "", &mut self.king_pawn_distance);
+        named("unstoppable_passer", "", &mut self.unstoppable_passer);
+        named("shelter", "near", &mut self.shelter[0]);
+        named("shelter", "far", &mut self.shelter[1]);
+        named("storm", "near", &mut self.storm[0]);
+        named("storm", "far", &mut self.storm[1]);
+    }
+
+    /// The text form: a comment header, then one `name mg eg` line per weight.
+    pub fn to_text(&self) -> String {
+        let mut text = String::from(
+            "# pawnstorm evaluation weights: one `name mg eg` line per weight, centipawns.\n\
+             # Missing names keep their compiled-in defaults; unknown names are errors.\n",
+        );
+        self.clone().visit_mut(|name, weight| {
+            let _ = writeln!(text, "{name} {} {}", weight.mg, weight.eg);
+        });
+        text
+    }
+
+    /// Parses the text form over the defaults; `path` names the source in errors.
+    pub fn from_text(text: &str, path: &Path) -> Result<Weights, WeightsError> {
+        let mut values = std::collections::HashMap::new();
+        for (index, line) in text.lines().enumerate() {
+            let error = |reason: &str| WeightsError::Line {
+                path: path.to_path_buf(),
+                line: index + 1,
+                text: line.to_string(),
+                reason: reason.to_string(),
+            };
+            let content = line.split('#').next().unwrap_or("").trim();
+            if content.is_empty() {
+                continue;
+            }
+            let fields: Vec<&str> = content.split_whitespace().collect();
+            let [name, mg, eg] = fields[..] else {
+                return Err(error("expected `name mg eg`"));
+            };
+            let (Ok(mg), Ok(eg)) = (mg.parse::<i32>(), eg.parse::<i32>()) else {
+                return Err(error("mg and eg must be integers"));
+            };
+            // Weights times counts stay far inside i32 only with sane magnitudes.
+            if mg.abs() > 100_000 || eg.abs() > 100_000 {
+                return Err(error("weights must lie within ±100000"));
+            }
+            if values
+                .insert(name.to_string(), (index + 1, line, w(mg, eg)))
+                .is_some()
+            {
+                return Err(error("weight given twice"));
+            }
+        }
+        let mut weights = Weights::default();
+        weights.visit_mut(|name, weight| {
+            if let Some((_, _, value)) = values.remove(name) {
+                *weight = value;
+            }
+        });
+        if let Some((name, (line, text, _))) = values.into_iter().min_by_key(|(_, v)| v.0) {
+            return Err(WeightsError::Line {
+                path: path.to_path_buf(),
+                line,
+                text: text.to_string(),
+                reason: format!("unknown weight `{name}`"),
+            });
+        }
+        Ok(weights)
+    }
+
+    /// Reads a weights file.
+    pub fn read(path: &Path) -> Result<Weights, WeightsError> {
+        let text = std::fs::read_to_string(path).map_err(|source| WeightsError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Weights::from_text(&text, path)
+    }
+}
+
+/// A square table as bit planes, so that a batch sums it with popcounts only: the sum over
+/// pieces of `table[square]` is `offset x popcount(pieces)` plus the sum over j of
+/// `2^j x popcount(pieces & plane_j)`, where `plane_j` holds the squares whose
+/// `value - offset` has bit j set.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Planes {
+    pub offset: i32,
+    pub bits: usize,
+    /// For White's pieces.
+    pub white: [u64; 32],
+    /// For Black's: the same planes mirrored vertically.
+    pub black: [u64; 32],
+}
+
+impl Planes {
+    pub fn new(values: &[i32; 64]) -> Planes {
+        let offset = values.iter().copied().min().unwrap_or(0);
+        let span = values
+            .iter()
+            .map(|&v| (v - offset) as u32)
+            .max()
+            .unwrap_or(0);
+        let bits = (32 - span.leading_zeros()) as usize;
+        let mut white = [0u64; 32];
+        for (square, &value) in values.iter().enumerate() {
+            let excess = (value - offset) as u32;
+            for (j, plane) in white.iter_mut().enumerate().take(bits) {
+                if excess >> j & 1 == 1 {
+                    *plane |= 1 << square;
+                }
+            }
+        }
+        Planes {
+            offset,
+            bits,
+            black: white.map(u64::swap_bytes),
+            white,
+        }
+    }
+}
+
+/// A square table split by phase.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TablePlanes {
+    pub mg: Planes,
+    pub eg: Planes,
+}
+
+impl TablePlanes {
+    pub fn new(table: &SquareTable) -> TablePlanes {
+        TablePlanes {
+            mg: Planes::new(&table.map(|w| w.mg)),
+            eg: Planes::new(&table.map(|w| w.eg)),
+        }
+    }
+
+    pub fn from_ranks(ranks: &RankTable) -> TablePlanes {
+        TablePlanes::new(&std::array::from_fn(|square| ranks[square / 8]))
+    }
+}
+
+/// Weights with the tables turned into planes: what the term code reads.
+#[derive(Clone, Debug)]
+pub struct Prepared {
+    pub weights: Weights,
+    pub psqt: [TablePlanes; 6],
+    pub passed: TablePlanes,
+    pub connected: TablePlanes,
+    pub passed_blocked: TablePlanes,
+}
+
+impl Prepared {
+    pub fn new(weights: Weights) -> Prepared {
+        Prepared {
+            psqt: std::array::from_fn(|i| TablePlanes::new(&weights.psqt[i])),
+            passed: TablePlanes::from_ranks(&weights.passed),
+            connected: TablePlanes::from_ranks(&weights.connected),
+            passed_blocked: TablePlanes::from_ranks(&weights.passed_blocked),
+            weights,
+        }
+    }
+}
+
+impl Default for Prepared {
+    fn default() -> Prepared {
+        Prepared::new(Weights::default())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn planes_sum_to_the_table() {
+        let table = Weights::default().psqt[1];
+        let planes = TablePlanes::new(&table);
+        for (square, value) in table.iter().enumerate() {
+            let bit = 1u64 << square;
+            let sum = |p: &Planes, set: &[u64; 32]| {
+                p.offset
+                    + (0..p.bits)
+                        .map(|j| (((set[j] & bit) != 0) as i32) << j)
+                        .sum::<i32>()
+            };
+            assert_eq!(sum(&planes.mg, &planes.mg.white), value.mg);
+            assert_eq!(sum(&planes.eg, &planes.eg.white), value.eg);
+            // Black's planes read the mirrored square.
+            let mirrored = 1u64 << (square ^ 56);
+            let black_sum = planes.mg.offset
+                + (0..planes.mg.bits)
+                    .map(|j| (((planes.mg.black[j] & mirrored) != 0) as i32) << j)
+                    .sum::<i32>();
+            assert_eq!(black_sum, value.mg);
+        }
+    }
+
+    #[test]
+    fn text_form_round_trips_and_rejects_bad_lines() {
+        let mut weights = Weights::default();
+        weights.passed[5] = w(77, -3);
+        weights.psqt[5][4] = w(-1, 2);
+        let text = weights.to_text();
+        let path = Path::new("w.txt");
+        assert_eq!(Weights::from_text(&text, path).unwrap(), weights);
+        let partial = Weights::from_text("tempo 1 2\n# comment\n\n", path).unwrap();
+        assert_eq!(partial.tempo, w(1, 2));
+        assert_eq!(partial.passed, Weights::default().passed);
+        let error = Weights::from_text("tempo 1 2\nno_such 1 2\n", path)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("w.txt:2") && error.contains("no_such"),
+            "{error}"
+        );
+        let error = Weights::from_text("tempo one 2\n", path)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("w.txt:1") && error.contains("integers"),
+            "{error}"
+        );
+        assert!(Weights::from_text("tempo 1\n", path).is_err());
+        assert!(Weights::from_text("tempo 1 2\ntempo 3 4\n", path).is_err());
+    }
+}
