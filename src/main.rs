@@ -10,7 +10,11 @@ use anyhow::{Context, Result, anyhow, bail};
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use pawnstorm::Position;
 use pawnstorm::db::{Columns, DEFAULT_BLOCK_SIZE, Database, DbError, DbWriter};
+use pawnstorm::eval::batch::{self as eval_batch, BREAKDOWN_WIDTH, breakdown_names};
+use pawnstorm::eval::terms::Term;
+use pawnstorm::eval::{self, Prepared, Weights};
 use pawnstorm::features;
 use pawnstorm::fen::{self, FenError};
 use pawnstorm::import::{self, AfterRejection, Format, Handlers, ImportOptions, Source};
@@ -53,6 +57,17 @@ enum Command {
     },
     /// Compute per-position features (pawn-structure masks, king distances) into .npy or .csv
     Features(FeaturesArgs),
+    /// Evaluate every position of a DB or EPD/FEN file, or one position in detail (--fen)
+    Eval(EvalArgs),
+    /// Print the evaluation weights in the --weights file format (the defaults, or FILE's)
+    Weights {
+        /// Read these weights instead of the compiled-in defaults
+        #[arg(long, value_name = "FILE")]
+        weights: Option<PathBuf>,
+        /// Write to this file instead of standard output
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
     /// Draw a position: from a FEN, or position N of a DB
     Show {
         /// A FEN (quoted), or a DB path
@@ -106,6 +121,39 @@ struct FeaturesArgs {
     threads: Option<usize>,
 }
 
+#[derive(clap::Args)]
+struct EvalArgs {
+    /// A position DB, or EPD/FEN lines ('-' for standard input)
+    #[arg(required_unless_present = "fen")]
+    input: Option<String>,
+    /// Evaluate this one position and print every term
+    #[arg(long, conflicts_with_all = ["input", "output", "terms", "threads"])]
+    fen: Option<String>,
+    /// Write the scores to this .npy or .csv file
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+    /// Add each term's mg, eg and final value, the phase, the scale and the rule
+    #[arg(long, requires = "output")]
+    terms: bool,
+    /// Point of view of the scores
+    #[arg(long, value_enum, default_value_t = Pov::White)]
+    pov: Pov,
+    /// Worker threads (default: one per core)
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Evaluation weights file (as `pawnstorm weights` writes it)
+    #[arg(long, value_name = "FILE")]
+    weights: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Pov {
+    /// White's point of view
+    White,
+    /// The side to move's
+    Stm,
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 enum FeatureKind {
     /// Pawn-structure masks of both colours and king distances to passed pawns
@@ -129,6 +177,8 @@ fn main() -> ExitCode {
         Command::Info { db } => run_info(&db),
         Command::Export { db, output, range } => run_export(&db, output.as_deref(), range),
         Command::Features(args) => run_features(args, cli.scalar),
+        Command::Eval(args) => run_eval(args, cli.scalar),
+        Command::Weights { weights, output } => run_weights(weights.as_deref(), output.as_deref()),
         Command::Show { target, index } => run_show(&target, index),
     };
     match outcome {
@@ -373,6 +423,258 @@ fn run_features(args: FeaturesArgs, scalar: bool) -> Result<()> {
         args.output.display()
     );
     Ok(())
+}
+
+fn load_weights(path: Option<&Path>) -> Result<Weights> {
+    Ok(match path {
+        Some(path) => Weights::read(path)?,
+        None => Weights::default(),
+    })
+}
+
+fn run_weights(weights: Option<&Path>, output: Option<&Path>) -> Result<()> {
+    let text = load_weights(weights)?.to_text();
+    match output {
+        Some(path) => {
+            let dir = match path.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => Path::new("."),
+            };
+            let mut temp = tempfile::NamedTempFile::new_in(dir)
+                .with_context(|| format!("{}: creating a temporary file", dir.display()))?;
+            temp.write_all(text.as_bytes())
+                .with_context(|| format!("{}: writing", path.display()))?;
+            temp.persist(path)
+                .with_context(|| format!("{}: renaming into place", path.display()))?;
+        }
+        None => {
+            io::stdout().write_all(text.as_bytes())?;
+        }
+    }
+    Ok(())
+}
+
+fn positions_bar(total: u64) -> ProgressBar {
+    let bar = progress_bar(None);
+    bar.set_length(total);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {wide_bar} {human_pos}/{human_len} positions ({eta})",
+        )
+        .expect("valid template"),
+    );
+    bar
+}
+
+fn run_eval(args: EvalArgs, scalar: bool) -> Result<()> {
+    let start = Instant::now();
+    let prepared = Prepared::new(load_weights(args.weights.as_deref())?);
+    if let Some(text) = &args.fen {
+        let position = fen::parse_fen(text).map_err(|e| fen_error_with_caret(text, &e))?;
+        print_breakdown(&position, &eval::breakdown(&prepared, &position));
+        return Ok(());
+    }
+    let input = args.input.as_deref().unwrap_or("-");
+    let (db, _imported) = open_or_import(input)?;
+    let path = if scalar {
+        features::Path::Scalar
+    } else {
+        features::Path::Simd8
+    };
+    let threads = args
+        .threads
+        .unwrap_or_else(rayon::current_num_threads)
+        .max(1);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .context("starting worker threads")?;
+    let bar = positions_bar(db.len());
+    let n = db.block_size();
+    let stm_pov = args.pov == Pov::Stm;
+    // The side to move's point of view turns every score-like value round for Black.
+    let turn = |block: &pawnstorm::db::Block<'_>, row: usize, value: i32| {
+        if stm_pov && block.side_to_move[row] != 0 {
+            -value
+        } else {
+            value
+        }
+    };
+    let count = db.len();
+    match &args.output {
+        Some(output) => {
+            let width = if args.terms { BREAKDOWN_WIDTH } else { 1 };
+            let mut columns = Vec::new();
+            if args.terms
+                || output
+                    .extension()
+                    .is_some_and(|e| e.eq_ignore_ascii_case("csv"))
+            {
+                columns.push(("index".to_string(), ColumnType::U64));
+            }
+            if args.terms {
+                columns.extend(breakdown_names().into_iter().map(|n| (n, ColumnType::I32)));
+            } else {
+                columns.push(("score".to_string(), ColumnType::I32));
+            }
+            let with_index = columns[0].0 == "index";
+            let mut table = TableWriter::create(output, &columns, count)?;
+            let mut values = vec![0u64; columns.len()];
+            // Columns of a breakdown row that are scores (turned round for --pov stm).
+            let is_score: Vec<bool> = (0..width).map(|c| c == 0 || c >= 4).collect();
+            pool.install(|| {
+                eval_batch::for_each_block_ordered(
+                    &db,
+                    4 * threads,
+                    width,
+                    |block, out| {
+                        if args.terms {
+                            eval_batch::rows_breakdown(path, &prepared, block, 0..n, out);
+                        } else {
+                            eval_batch::rows_scores(path, &prepared, block, 0..n, out);
+                        }
+                        for row in 0..block.len {
+                            for (c, value) in out[row * width..][..width].iter_mut().enumerate() {
+                                if is_score[c] {
+                                    *value = turn(block, row, *value);
+                                }
+                            }
+                        }
+                    },
+                    |block, out, len| {
+                        for row in 0..len {
+                            let mut at = 0;
+                            if with_index {
+                                values[0] = (block * n + row) as u64;
+                                at = 1;
+                            }
+                            for (slot, value) in
+                                values[at..].iter_mut().zip(&out[row * width..][..width])
+                            {
+                                *slot = *value as i64 as u64;
+                            }
+                            table.write_row(&values)?;
+                        }
+                        bar.set_position(((block + 1) * n).min(count as usize) as u64);
+                        Ok(())
+                    },
+                )
+            })?;
+            bar.finish_and_clear();
+            table.finish()?;
+            eval_summary(count, start, path, threads, Some(output));
+        }
+        None => {
+            let scores = pool.install(|| {
+                eval_batch::db_scores_with(&db, path, &prepared, |block, scores| {
+                    for (row, score) in scores.iter_mut().enumerate().take(block.len) {
+                        *score = turn(block, row, *score);
+                    }
+                    bar.inc(block.len as u64);
+                })
+            })?;
+            bar.finish_and_clear();
+            eval_summary(count, start, path, threads, None);
+            print_histogram(&scores, args.pov);
+        }
+    }
+    Ok(())
+}
+
+fn eval_summary(
+    count: u64,
+    start: Instant,
+    path: features::Path,
+    threads: usize,
+    output: Option<&Path>,
+) {
+    let seconds = start.elapsed().as_secs_f64();
+    let target = output.map_or(String::new(), |p| format!(" -> {}", p.display()));
+    eprintln!(
+        "eval: {count} positions, {seconds:.2} s, {:.0} positions/s, path {}, {threads} threads{target}",
+        count as f64 / seconds.max(1e-9),
+        path.describe(),
+    );
+}
+
+fn print_histogram(scores: &[i32], pov: Pov) {
+    if scores.is_empty() {
+        return;
+    }
+    let edges = [-1000, -500, -300, -100, -50, 50, 100, 300, 500, 1000];
+    let mut counts = [0u64; 11];
+    for &score in scores {
+        counts[edges.partition_point(|&edge| edge <= score)] += 1;
+    }
+    let sum: i64 = scores.iter().map(|&s| s as i64).sum();
+    let (min, max) = (
+        scores.iter().min().copied().unwrap_or(0),
+        scores.iter().max().copied().unwrap_or(0),
+    );
+    let view = match pov {
+        Pov::White => "White's view",
+        Pov::Stm => "side to move's view",
+    };
+    println!(
+        "scores (centipawns, {view}): mean {:.1}, min {min}, max {max}",
+        sum as f64 / scores.len() as f64
+    );
+    let widest = counts.iter().copied().max().unwrap_or(1).max(1);
+    for (i, &c) in counts.iter().enumerate() {
+        let label = match i {
+            0 => format!("       < {}", edges[0]),
+            10 => format!("      >= {}", edges[9]),
+            _ => format!("{:>6} .. {:<5}", edges[i - 1], edges[i] - 1),
+        };
+        let bar = "#".repeat(((c * 50).div_ceil(widest)) as usize);
+        println!(
+            "{label:>16} {c:>10} {:>5.1}% {bar}",
+            100.0 * c as f64 / scores.len() as f64
+        );
+    }
+}
+
+fn print_breakdown(position: &Position, b: &eval::Breakdown) {
+    let pawns = |cp: i32| format!("{:+.2}", cp as f64 / 100.0);
+    println!("{position}");
+    println!("      Term               |    MG      EG   |  Final");
+    println!(" ------------------------+-----------------+--------");
+    for term in Term::ALL {
+        let i = term as usize;
+        println!(
+            " {:<23} | {:>7} {:>7} | {:>6}",
+            term.name(),
+            pawns(b.mg[i]),
+            pawns(b.eg[i]),
+            pawns(b.term_final(term))
+        );
+    }
+    println!(" ------------------------+-----------------+--------");
+    println!(
+        " {:<23} | {:>7} {:>7} |",
+        "total",
+        pawns(b.total_mg),
+        pawns(b.total_eg)
+    );
+    let f = &b.finished;
+    println!(
+        "\nPhase {}/{} (24 = middlegame), scale {}/64, rule: {}",
+        f.phase,
+        pawnstorm::eval::endgame::MAX_PHASE,
+        f.scale,
+        f.rule.name()
+    );
+    let stm = if position.side_to_move() == pawnstorm::Color::White {
+        f.score
+    } else {
+        -f.score
+    };
+    println!(
+        "Final evaluation: {} (White side) [{} cp]; {} for the side to move",
+        pawns(f.score),
+        f.score,
+        pawns(stm)
+    );
 }
 
 fn run_info(path: &Path) -> Result<()> {

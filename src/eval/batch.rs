@@ -218,6 +218,17 @@ pub fn rows_breakdown(
 
 /// The scores of every position of `db`, in order, computed on the current rayon pool.
 pub fn db_scores(db: &Database, path: Path, prepared: &Prepared) -> Result<Vec<i32>, DbError> {
+    db_scores_with(db, path, prepared, |_, _| {})
+}
+
+/// [`db_scores`], calling `each_block` on every block's scores once computed (in no
+/// particular order): to adjust them, to report progress.
+pub fn db_scores_with(
+    db: &Database,
+    path: Path,
+    prepared: &Prepared,
+    each_block: impl Fn(&Block<'_>, &mut [i32]) + Sync,
+) -> Result<Vec<i32>, DbError> {
     let n = db.block_size();
     let mut scores = vec![0i32; db.block_count() * n];
     scores
@@ -226,6 +237,7 @@ pub fn db_scores(db: &Database, path: Path, prepared: &Prepared) -> Result<Vec<i
         .try_for_each(|(index, out)| {
             let block = db.block(index)?;
             rows_scores(path, prepared, &block, 0..n, out);
+            each_block(&block, out);
             Ok::<(), DbError>(())
         })?;
     scores.truncate(db.len() as usize);

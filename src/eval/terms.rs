@@ -4,13 +4,14 @@
 //! planes; nothing looks up a square.
 
 use pawnstorm_kernels::geometry::{
-    east, forward, king_dilate, king_distance_sums, north_fill, pawn_attacks, south_fill, west,
+    distance_planes, distance_sum, east, forward, king_reach, north_fill, pawn_attacks, south_fill,
+    west,
 };
 use pawnstorm_kernels::pawns::{passed_detail, structure};
-use pawnstorm_kernels::setwise::{bishop_attacks, king_attacks, knight_attacks, rook_attacks};
+use pawnstorm_kernels::setwise::{bishop_attacks, knight_attacks, rook_attacks};
 use pawnstorm_kernels::{Color, Lanes};
 
-use super::weights::{Planes, Prepared, TablePlanes, Weight};
+use super::weights::{Planes, Prepared, RankTable, Weight};
 
 /// The terms, in breakdown order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -204,12 +205,14 @@ const KING: usize = 5;
 const LIGHT_SQUARES: u64 = 0x55aa_55aa_55aa_55aa;
 const RANK_1: u64 = 0xff;
 const RANK_8: u64 = 0xff << 56;
-/// d4, e4, d5, e5 and their one- and two-step rings.
+/// d4, e4, d5, e5 and the squares within one and two king steps of them.
 const CENTRE: [u64; 3] = [
     0x0000_0018_1800_0000,
     0x0000_3c3c_3c3c_0000,
     0x007e_7e7e_7e7e_7e00,
 ];
+/// Distance from the centre (0..=3), bit-sliced: bit 0 (distance 1 or 3), bit 1 (2 or 3).
+const CENTRE_DISTANCE: [u64; 2] = [(CENTRE[1] & !CENTRE[0]) | !CENTRE[2], !CENTRE[1]];
 
 /// Signature layout: 4 bits a count, White's pawn..queen, Black's pawn..queen, then each
 /// side's light-squared bishops.
@@ -230,23 +233,40 @@ fn difference<L: Lanes, S: Sink<L>>(sink: &mut S, term: Term, white: L, black: L
     sink.add(term, mg, eg);
 }
 
-/// Sum of a square table over White's `white` minus over Black's `black`, by planes.
+/// The sum of the planes' tables over the disjoint `sets`; `count` is the number of pieces
+/// in all of them.
 #[inline(always)]
-fn plane_sum<L: Lanes>(planes: &Planes, white: L, black: L, count_difference: L) -> L {
-    let mut sum = count_difference.mul_i32(L::splat(planes.offset as i64 as u64));
+fn plane_sum<L: Lanes, const N: usize>(planes: &Planes, sets: &[L; N], count: L) -> L {
+    let mut sum = count.mul_i32(L::splat(planes.offset as i64 as u64));
     for j in 0..planes.bits {
-        let w = (white & L::splat(planes.white[j])).popcount();
-        let b = (black & L::splat(planes.black[j])).popcount();
-        sum = sum.add(w.sub(b).shl(j as u32));
+        let mut hits = L::splat(0);
+        for (set, masks) in sets.iter().zip(&planes.masks) {
+            hits = hits | (*set & L::splat(masks[j]));
+        }
+        sum = sum.add(hits.popcount().shl(j as u32));
     }
     sum
 }
 
+/// A White-minus-Black rank table over pawn sets: one popcount per rank and colour, shared
+/// by both phases (cheaper than bit planes for tables that vary by rank only).
 #[inline(always)]
-fn table<L: Lanes, S: Sink<L>>(sink: &mut S, term: Term, planes: &TablePlanes, white: L, black: L) {
-    let counts = white.popcount().sub(black.popcount());
-    let mg = plane_sum(&planes.mg, white, black, counts);
-    let eg = plane_sum(&planes.eg, white, black, counts);
+fn rank_table<L: Lanes, S: Sink<L>>(
+    sink: &mut S,
+    term: Term,
+    ranks: &RankTable,
+    white: L,
+    black: L,
+) {
+    let (mut mg, mut eg) = (L::splat(0), L::splat(0));
+    // Pawn sets hold no pawn on the first or last rank.
+    for relative_rank in 1..7 {
+        let white_count = (white & L::splat(0xff << (8 * relative_rank))).popcount();
+        let black_count = (black & L::splat(0xff << (8 * (7 - relative_rank)))).popcount();
+        let (m, e) = times(white_count.sub(black_count), ranks[relative_rank]);
+        mg = mg.add(m);
+        eg = eg.add(e);
+    }
     sink.add(term, mg, eg);
 }
 
@@ -277,17 +297,11 @@ pub fn pawn_terms<L: Lanes, S: Sink<L>>(
     difference(sink, Term::Isolated, isolated_w, isolated_b, w.isolated);
     let (backward_w, backward_b) = count(|s| s.backward);
     difference(sink, Term::Backward, backward_w, backward_b, w.backward);
-    table(
-        sink,
-        Term::Passed,
-        &prepared.passed,
-        white.passed,
-        black.passed,
-    );
-    table(
+    rank_table(sink, Term::Passed, &w.passed, white.passed, black.passed);
+    rank_table(
         sink,
         Term::Connected,
-        &prepared.connected,
+        &w.connected,
         white.connected,
         black.connected,
     );
@@ -337,14 +351,14 @@ pub fn piece_terms<L: Lanes, S: Sink<L>>(
     }
     sink.add(Term::Material, material_mg, material_eg);
 
-    let (mut psqt_mg, mut psqt_eg) = (L::splat(0), L::splat(0));
-    for (piece, planes) in prepared.psqt.iter().enumerate() {
-        let [own, their] = by_color(piece);
-        let count_difference = own.popcount().sub(their.popcount());
-        psqt_mg = psqt_mg.add(plane_sum(&planes.mg, own, their, count_difference));
-        psqt_eg = psqt_eg.add(plane_sum(&planes.eg, own, their, count_difference));
-    }
-    sink.add(Term::Psqt, psqt_mg, psqt_eg);
+    let sets = [pawns, knights, bishops, rooks, queens, kings];
+    let sets: [L; 12] = std::array::from_fn(|i| sets[i / 2][i % 2]);
+    let count = occupied.popcount();
+    sink.add(
+        Term::Psqt,
+        plane_sum(&prepared.psqt.mg, &sets, count),
+        plane_sum(&prepared.psqt.eg, &sets, count),
+    );
 
     // Mobility: squares attacked set-wise, outside own pieces and enemy pawn attacks.
     let area = [
@@ -392,10 +406,10 @@ pub fn piece_terms<L: Lanes, S: Sink<L>>(
         passed_detail(Color::White, passed[0], occupied, rooks[0], rooks[1]),
         passed_detail(Color::Black, passed[1], occupied, rooks[1], rooks[0]),
     ];
-    table(
+    rank_table(
         sink,
         Term::PassedBlocked,
-        &prepared.passed_blocked,
+        &w.passed_blocked,
         details[0].blocked,
         details[1].blocked,
     );
@@ -406,14 +420,20 @@ pub fn piece_terms<L: Lanes, S: Sink<L>>(
         details[1].free_path.popcount(),
         w.passed_free_path,
     );
+    // Each king's reach and bit-sliced distances, shared by every distance term.
+    let reach = [king_reach(kings[0]), king_reach(kings[1])];
+    let distances = [distance_planes(&reach[0]), distance_planes(&reach[1])];
     difference(
         sink,
         Term::PassedKingSupport,
-        (passed[0] & king_attacks(kings[0])).popcount(),
-        (passed[1] & king_attacks(kings[1])).popcount(),
+        (passed[0] & reach[0][1]).popcount(),
+        (passed[1] & reach[1][1]).popcount(),
         w.passed_king_support,
     );
-    let [[white_own, white_enemy], [black_enemy, black_own]] = king_distance_sums(passed, kings);
+    let white_own = distance_sum(passed[0], &distances[0]);
+    let white_enemy = distance_sum(passed[0], &distances[1]);
+    let black_own = distance_sum(passed[1], &distances[1]);
+    let black_enemy = distance_sum(passed[1], &distances[0]);
     let (own_mg, own_eg) = times(white_own.sub(black_own), w.passed_own_king_distance);
     let (enemy_mg, enemy_eg) = times(white_enemy.sub(black_enemy), w.passed_enemy_king_distance);
     sink.add(
@@ -442,10 +462,11 @@ pub fn piece_terms<L: Lanes, S: Sink<L>>(
     );
 
     // Endgame: king centralisation and the kings' distance to every pawn.
+    // The king is one square: its distance (0..=3) from the centre is two bit-sliced
+    // membership tests, no popcount.
     let centre_distance = |king: L| {
-        CENTRE.iter().fold(L::splat(0), |sum, ring| {
-            sum.add((king & !L::splat(*ring)).popcount())
-        })
+        any(king & L::splat(CENTRE_DISTANCE[0]))
+            .add(any(king & L::splat(CENTRE_DISTANCE[1])).shl(1))
     };
     difference(
         sink,
@@ -455,12 +476,11 @@ pub fn piece_terms<L: Lanes, S: Sink<L>>(
         w.king_centre_distance,
     );
     let all_pawns = pawns[0] | pawns[1];
-    let [[to_white_king, to_black_king], _] = king_distance_sums([all_pawns, L::splat(0)], kings);
     difference(
         sink,
         Term::KingPawnTropism,
-        to_white_king,
-        to_black_king,
+        distance_sum(all_pawns, &distances[0]),
+        distance_sum(all_pawns, &distances[1]),
         w.king_pawn_distance,
     );
 
@@ -468,10 +488,14 @@ pub fn piece_terms<L: Lanes, S: Sink<L>>(
     let non_pawn = |side: usize| knights[side] | bishops[side] | rooks[side] | queens[side];
     let black_defends = boards.black_to_move;
     let unstoppable = [
-        unstoppable_passers(Color::White, details[0].free_path, kings[1], black_defends)
+        unstoppable_passers(Color::White, details[0].free_path, &reach[1], black_defends)
             & non_pawn(1).zero_mask(),
-        unstoppable_passers(Color::Black, details[1].free_path, kings[0], !black_defends)
-            & non_pawn(0).zero_mask(),
+        unstoppable_passers(
+            Color::Black,
+            details[1].free_path,
+            &reach[0],
+            !black_defends,
+        ) & non_pawn(0).zero_mask(),
     ];
     difference(
         sink,
@@ -526,21 +550,16 @@ pub fn piece_terms<L: Lanes, S: Sink<L>>(
     Meta { phase, signature }
 }
 
-/// Promotion squares of `color`'s passers with a free path that the enemy king (`defender`)
-/// cannot reach in time: by the rule of the square, with a tempo more where
+/// Promotion squares of `color`'s passers with a free path that the enemy king (whose
+/// `reach` this is) cannot reach in time: by the rule of the square, with a tempo more where
 /// `defender_to_move` is all ones, and the double step from the second rank.
 #[inline(always)]
 fn unstoppable_passers<L: Lanes>(
     color: Color,
     free_passers: L,
-    defender: L,
+    reach: &[L; 8],
     defender_to_move: L,
 ) -> L {
-    // reach[d]: squares within d king steps of the defender.
-    let mut reach = [defender; 8];
-    for d in 1..8 {
-        reach[d] = king_dilate(reach[d - 1]);
-    }
     let mut escaped = L::splat(0);
     for relative_rank in 1..7usize {
         let rank = match color {

@@ -295,48 +295,63 @@ impl Weights {
     }
 }
 
-/// A square table as bit planes, so that a batch sums it with popcounts only: the sum over
-/// pieces of `table[square]` is `offset x popcount(pieces)` plus the sum over j of
-/// `2^j x popcount(pieces & plane_j)`, where `plane_j` holds the squares whose
-/// `value - offset` has bit j set.
+/// Most bit planes a table can need: weights lie within ±100,000, so a table of White's
+/// values and Black's negated ones spans less than 2^18.
+pub const MAX_PLANE_BITS: usize = 18;
+/// Most disjoint piece sets one plane sum covers (6 piece types x 2 colours).
+pub const MAX_PLANE_SETS: usize = 12;
+
+/// Square tables over disjoint piece sets as bit planes, so that a batch sums them with
+/// popcounts only. With `v(s, square)` the value of a piece of set `s` on `square`, the sum
+/// over all pieces is `offset x popcount(all pieces)` plus the sum over j of
+/// `2^j x popcount(union over s of (set_s & masks[s][j]))`, where `masks[s][j]` holds the
+/// squares whose `v(s, square) - offset` has bit j set. The sets being disjoint, one
+/// popcount per bit serves every set: Black's sets carry their values negated, so White's
+/// and Black's pieces share the popcounts too.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Planes {
     pub offset: i32,
     pub bits: usize,
-    /// For White's pieces.
-    pub white: [u64; 32],
-    /// For Black's: the same planes mirrored vertically.
-    pub black: [u64; 32],
+    pub masks: [[u64; MAX_PLANE_BITS]; MAX_PLANE_SETS],
 }
 
 impl Planes {
-    pub fn new(values: &[i32; 64]) -> Planes {
-        let offset = values.iter().copied().min().unwrap_or(0);
-        let span = values
-            .iter()
-            .map(|&v| (v - offset) as u32)
-            .max()
-            .unwrap_or(0);
+    /// Planes for `values[s][square]`, at most [`MAX_PLANE_SETS`] sets.
+    pub fn new(values: &[[i32; 64]]) -> Planes {
+        assert!(values.len() <= MAX_PLANE_SETS, "too many piece sets");
+        let all = values.iter().flatten().copied();
+        let offset = all.clone().min().unwrap_or(0);
+        let span = all.map(|v| (v - offset) as u32).max().unwrap_or(0);
         let bits = (32 - span.leading_zeros()) as usize;
-        let mut white = [0u64; 32];
-        for (square, &value) in values.iter().enumerate() {
-            let excess = (value - offset) as u32;
-            for (j, plane) in white.iter_mut().enumerate().take(bits) {
-                if excess >> j & 1 == 1 {
-                    *plane |= 1 << square;
+        assert!(bits <= MAX_PLANE_BITS, "weights out of range");
+        let mut masks = [[0u64; MAX_PLANE_BITS]; MAX_PLANE_SETS];
+        for (set, table) in masks.iter_mut().zip(values) {
+            for (square, &value) in table.iter().enumerate() {
+                let excess = (value - offset) as u32;
+                for (j, plane) in set.iter_mut().enumerate().take(bits) {
+                    if excess >> j & 1 == 1 {
+                        *plane |= 1 << square;
+                    }
                 }
             }
         }
         Planes {
             offset,
             bits,
-            black: white.map(u64::swap_bytes),
-            white,
+            masks,
         }
     }
 }
 
-/// A square table split by phase.
+/// White's view of a table and Black's, negated: the two sets of a White-minus-Black sum.
+fn signed(table: &SquareTable, phase: fn(&Weight) -> i32) -> [[i32; 64]; 2] {
+    [
+        std::array::from_fn(|square| phase(&table[square])),
+        std::array::from_fn(|square| -phase(&table[square ^ 56])),
+    ]
+}
+
+/// A table's planes for both phases.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TablePlanes {
     pub mg: Planes,
@@ -344,15 +359,15 @@ pub struct TablePlanes {
 }
 
 impl TablePlanes {
-    pub fn new(table: &SquareTable) -> TablePlanes {
+    /// Over the sets [White's, Black's] of each table in `tables`, in that order.
+    pub fn new(tables: &[&SquareTable]) -> TablePlanes {
+        let values = |phase: fn(&Weight) -> i32| -> Vec<[i32; 64]> {
+            tables.iter().flat_map(|t| signed(t, phase)).collect()
+        };
         TablePlanes {
-            mg: Planes::new(&table.map(|w| w.mg)),
-            eg: Planes::new(&table.map(|w| w.eg)),
+            mg: Planes::new(&values(|w| w.mg)),
+            eg: Planes::new(&values(|w| w.eg)),
         }
-    }
-
-    pub fn from_ranks(ranks: &RankTable) -> TablePlanes {
-        TablePlanes::new(&std::array::from_fn(|square| ranks[square / 8]))
     }
 }
 
@@ -360,19 +375,15 @@ impl TablePlanes {
 #[derive(Clone, Debug)]
 pub struct Prepared {
     pub weights: Weights,
-    pub psqt: [TablePlanes; 6],
-    pub passed: TablePlanes,
-    pub connected: TablePlanes,
-    pub passed_blocked: TablePlanes,
+    /// Sets: White's pawns, Black's pawns, White's knights, ..., Black's king.
+    pub psqt: TablePlanes,
 }
 
 impl Prepared {
     pub fn new(weights: Weights) -> Prepared {
+        let tables: Vec<&SquareTable> = weights.psqt.iter().collect();
         Prepared {
-            psqt: std::array::from_fn(|i| TablePlanes::new(&weights.psqt[i])),
-            passed: TablePlanes::from_ranks(&weights.passed),
-            connected: TablePlanes::from_ranks(&weights.connected),
-            passed_blocked: TablePlanes::from_ranks(&weights.passed_blocked),
+            psqt: TablePlanes::new(&tables),
             weights,
         }
     }
@@ -388,28 +399,39 @@ impl Default for Prepared {
 mod tests {
     use super::*;
 
+    /// Every single piece, of every set, sums to its table entry (Black's negated and
+    /// mirrored).
     #[test]
-    fn planes_sum_to_the_table() {
-        let table = Weights::default().psqt[1];
-        let planes = TablePlanes::new(&table);
-        for (square, value) in table.iter().enumerate() {
-            let bit = 1u64 << square;
-            let sum = |p: &Planes, set: &[u64; 32]| {
-                p.offset
-                    + (0..p.bits)
-                        .map(|j| (((set[j] & bit) != 0) as i32) << j)
-                        .sum::<i32>()
-            };
-            assert_eq!(sum(&planes.mg, &planes.mg.white), value.mg);
-            assert_eq!(sum(&planes.eg, &planes.eg.white), value.eg);
-            // Black's planes read the mirrored square.
-            let mirrored = 1u64 << (square ^ 56);
-            let black_sum = planes.mg.offset
-                + (0..planes.mg.bits)
-                    .map(|j| (((planes.mg.black[j] & mirrored) != 0) as i32) << j)
-                    .sum::<i32>();
-            assert_eq!(black_sum, value.mg);
+    fn planes_sum_to_the_tables() {
+        let weights = Weights::default();
+        let prepared = Prepared::new(weights.clone());
+        for (set, piece) in (0..12).map(|s| (s, s / 2)) {
+            for square in 0..64 {
+                let bit = 1u64 << square;
+                let sum = |p: &Planes| {
+                    p.offset
+                        + (0..p.bits)
+                            .map(|j| (((p.masks[set][j] & bit) != 0) as i32) << j)
+                            .sum::<i32>()
+                };
+                let (mg, eg) = (sum(&prepared.psqt.mg), sum(&prepared.psqt.eg));
+                let expected = if set % 2 == 0 {
+                    weights.psqt[piece][square]
+                } else {
+                    let w = weights.psqt[piece][square ^ 56];
+                    w_neg(w)
+                };
+                assert_eq!(
+                    (mg, eg),
+                    (expected.mg, expected.eg),
+                    "set {set} square {square}"
+                );
+            }
         }
+    }
+
+    fn w_neg(weight: Weight) -> Weight {
+        w(-weight.mg, -weight.eg)
     }
 
     #[test]

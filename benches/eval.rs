@@ -1,0 +1,97 @@
+//! The full evaluation of a position DB in memory: scalar (1 x u64) against 4 and 8 lanes on
+//! one thread, and 8 lanes on 1 and 2 threads; the scalar `evaluate` with and without the
+//! pawn hash table. Positions/s.
+
+use std::hint::black_box;
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use pawnstorm::db::{Columns, Database, DbWriter};
+use pawnstorm::eval::batch::{db_scores, rows_scores};
+use pawnstorm::eval::{Evaluator, Prepared, default_weights, evaluate};
+use pawnstorm::features::Path;
+use pawnstorm::labels::parse_line;
+
+/// A DB of ~1M real positions (the labelled set, 16 times) in a temporary directory.
+fn database() -> (tempfile::TempDir, Database, Vec<pawnstorm::Position>) {
+    let text = std::fs::read_to_string(format!(
+        "{}/fixtures/texel/labeled-from-fixture-pgns.epd",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .expect("fixture");
+    let records: Vec<_> = text
+        .lines()
+        .map(|l| parse_line(l).expect("valid").expect("a record"))
+        .collect();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("bench.psdb");
+    let mut writer = DbWriter::create(&path, 4096, Columns::NONE, false).expect("create");
+    for _ in 0..16 {
+        for record in &records {
+            writer.push(record).expect("push");
+        }
+    }
+    writer.finish().expect("finish");
+    let db = Database::open(&path).expect("open");
+    let positions = records.into_iter().map(|r| r.position).collect();
+    (dir, db, positions)
+}
+
+fn batch(c: &mut Criterion) {
+    let (_dir, db, positions) = database();
+    let prepared = default_weights();
+    let n = db.block_size();
+    let mut group = c.benchmark_group("eval_db");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(db.len()));
+    let mut out = vec![0i32; n];
+    for (name, path) in [
+        ("scalar", Path::Scalar),
+        ("4_lanes", Path::Simd4),
+        ("8_lanes", Path::Simd8),
+    ] {
+        group.bench_function(BenchmarkId::new("one_thread", name), |b| {
+            b.iter(|| {
+                for i in 0..db.block_count() {
+                    let block = db.block(i).expect("block");
+                    rows_scores(path, prepared, &block, 0..n, &mut out);
+                    black_box(&out);
+                }
+            })
+        });
+    }
+    for threads in [1, 2] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("pool");
+        group.bench_function(BenchmarkId::new("8_lanes_threads", threads), |b| {
+            b.iter(|| pool.install(|| black_box(db_scores(&db, Path::Simd8, prepared))))
+        });
+    }
+    group.finish();
+
+    let mut group = c.benchmark_group("eval_one");
+    group.throughput(Throughput::Elements(positions.len() as u64));
+    group.sample_size(10);
+    group.bench_function("evaluate", |b| {
+        b.iter(|| {
+            positions
+                .iter()
+                .map(evaluate)
+                .fold(0i64, |s, v| s + v as i64)
+        })
+    });
+    let mut evaluator = Evaluator::new(Prepared::default(), 1 << 16);
+    group.bench_function("evaluator_with_pawn_table", |b| {
+        b.iter(|| {
+            positions
+                .iter()
+                .map(|p| evaluator.evaluate(p))
+                .fold(0i64, |s, v| s + v as i64)
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, batch);
+criterion_main!(benches);
