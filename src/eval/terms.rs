@@ -260,10 +260,10 @@ fn rank_table<L: Lanes, S: Sink<L>>(
 ) {
     let (mut mg, mut eg) = (L::splat(0), L::splat(0));
     // Pawn sets hold no pawn on the first or last rank.
-    for relative_rank in 1..7 {
+    for (relative_rank, weight) in ranks.iter().enumerate().take(7).skip(1) {
         let white_count = (white & L::splat(0xff << (8 * relative_rank))).popcount();
         let black_count = (black & L::splat(0xff << (8 * (7 - relative_rank)))).popcount();
-        let (m, e) = times(white_count.sub(black_count), ranks[relative_rank]);
+        let (m, e) = times(white_count.sub(black_count), *weight);
         mg = mg.add(m);
         eg = eg.add(e);
     }
