@@ -516,6 +516,26 @@ fn terms_known_answers() {
     assert_eq!(get(&b, Term::Shelter).0, 3 * w.shelter[0].mg);
     assert_eq!(get(&b, Term::Storm).0, w.storm[1].mg);
 
+    // Chain base: d4 supported by c3 (c3 is the base: it supports, nothing supports it).
+    let b = terms("k7/8/8/8/3P4/2P5/8/4K3 w - - 0 1");
+    assert_eq!(get(&b, Term::ChainBase), (w.chain_base.mg, w.chain_base.eg));
+
+    // Piece-square tables: one knight on e4 against a bare board adds its table value
+    // (the kings, on mirrored squares, cancel).
+    let b = terms("4k3/8/8/8/4N3/8/8/4K3 w - - 0 1");
+    let e4 = w.psqt[1][28];
+    assert_eq!(get(&b, Term::Psqt), (e4.mg, e4.eg));
+
+    // King-pawn tropism: one pawn on e4; White king e1 (3 steps), Black king e8 (4 steps).
+    let b = terms("4k3/8/8/8/4P3/8/8/4K3 w - - 0 1");
+    assert_eq!(
+        get(&b, Term::KingPawnTropism),
+        (
+            (3 - 4) * w.king_pawn_distance.mg,
+            (3 - 4) * w.king_pawn_distance.eg
+        )
+    );
+
     // Material counts every piece type once.
     let b = terms("4k3/8/8/8/8/8/8/RNBQK3 w - - 0 1");
     let material: i32 = w.material[1..].iter().map(|m| m.mg).sum();

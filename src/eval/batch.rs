@@ -60,13 +60,17 @@ fn load_boards<L: Lanes>(block: &Block<'_>, row: usize) -> Boards<L> {
     {
         *lane = 0u64.wrapping_sub((*side != 0) as u64);
     }
+    let mut pieces = [L::splat(0); 6];
+    for (lanes, column) in pieces.iter_mut().zip(&block.pieces) {
+        *lanes = L::load(bytemuck::cast_slice(&column[row..row + L::WIDTH]));
+    }
+    let mut colors = [L::splat(0); 2];
+    for (lanes, column) in colors.iter_mut().zip(&block.colors) {
+        *lanes = L::load(bytemuck::cast_slice(&column[row..row + L::WIDTH]));
+    }
     Boards {
-        pieces: block
-            .pieces
-            .map(|c| L::load(bytemuck::cast_slice(&c[row..row + L::WIDTH]))),
-        colors: block
-            .colors
-            .map(|c| L::load(bytemuck::cast_slice(&c[row..row + L::WIDTH]))),
+        pieces,
+        colors,
         black_to_move: L::load(&black_to_move),
     }
 }

@@ -31,8 +31,36 @@ fn distance(a: usize, b: usize) -> usize {
     (af - bf).unsigned_abs().max((ar - br).unsigned_abs())
 }
 
+/// King steps from each square, as bitboards (computed at compile time).
+const KING_STEPS: [u64; 64] = {
+    let mut steps = [0u64; 64];
+    let mut square = 0;
+    while square < 64 {
+        let (file, rank) = ((square % 8) as i32, (square / 8) as i32);
+        let mut df = -1;
+        while df <= 1 {
+            let mut dr = -1;
+            while dr <= 1 {
+                let (f, r) = (file + df, rank + dr);
+                if (df != 0 || dr != 0) && f >= 0 && f < 8 && r >= 0 && r < 8 {
+                    steps[square] |= 1 << (r * 8 + f);
+                }
+                dr += 1;
+            }
+            df += 1;
+        }
+        square += 1;
+    }
+    steps
+};
+
 fn king_moves(square: usize) -> impl Iterator<Item = usize> {
-    (0..64).filter(move |&to| distance(square, to) == 1)
+    let mut steps = KING_STEPS[square];
+    std::iter::from_fn(move || {
+        let to = steps.trailing_zeros() as usize;
+        steps &= steps.wrapping_sub(1);
+        (to < 64).then_some(to)
+    })
 }
 
 /// Squares a White pawn on `pawn` attacks.

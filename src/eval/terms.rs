@@ -342,7 +342,11 @@ pub fn piece_terms<L: Lanes, S: Sink<L>>(
 
     // Material, and the counts the signature and the phase are made of.
     let pieces = [pawns, knights, bishops, rooks, queens];
-    let counts: [[L; 2]; 5] = pieces.map(|p| p.map(|b| b.popcount()));
+    let mut counts = [[L::splat(0); 2]; 5];
+    for (count, piece) in counts.iter_mut().zip(&pieces) {
+        count[0] = piece[0].popcount();
+        count[1] = piece[1].popcount();
+    }
     let (mut material_mg, mut material_eg) = (L::splat(0), L::splat(0));
     for (count, weight) in counts.iter().zip(&w.material) {
         let (mg, eg) = times(count[0].sub(count[1]), *weight);
@@ -366,14 +370,14 @@ pub fn piece_terms<L: Lanes, S: Sink<L>>(
         !black & !pawn_attacks(Color::White, pawns[0]),
     ];
     let mobility = |side: usize| {
-        [
-            (knight_attacks(knights[side]) & area[side]).popcount(),
-            (bishop_attacks(bishops[side], empty) & area[side]).popcount(),
-            (rook_attacks(rooks[side], empty) & area[side]).popcount(),
-            ((rook_attacks(queens[side], empty) | bishop_attacks(queens[side], empty))
-                & area[side])
-                .popcount(),
-        ]
+        side_mobility(
+            knights[side],
+            bishops[side],
+            rooks[side],
+            queens[side],
+            empty,
+            area[side],
+        )
     };
     let (white_mobility, black_mobility) = (mobility(0), mobility(1));
     let (mut mobility_mg, mut mobility_eg) = (L::splat(0), L::splat(0));
@@ -548,6 +552,25 @@ pub fn piece_terms<L: Lanes, S: Sink<L>>(
         shift += SIGNATURE_BITS;
     }
     Meta { phase, signature }
+}
+
+/// Squares attacked by one side's knights, bishops, rooks and queens (set-wise) in its
+/// mobility `area`, counted per kind. A function rather than a closure: it must be inlined.
+#[inline(always)]
+fn side_mobility<L: Lanes>(
+    knights: L,
+    bishops: L,
+    rooks: L,
+    queens: L,
+    empty: L,
+    area: L,
+) -> [L; 4] {
+    [
+        (knight_attacks(knights) & area).popcount(),
+        (bishop_attacks(bishops, empty) & area).popcount(),
+        (rook_attacks(rooks, empty) & area).popcount(),
+        ((rook_attacks(queens, empty) | bishop_attacks(queens, empty)) & area).popcount(),
+    ]
 }
 
 /// Promotion squares of `color`'s passers with a free path that the enemy king (whose
