@@ -105,14 +105,14 @@ fn check_position(board: &Board) -> MoveList {
     let theirs: BTreeSet<String> = reference
         .legal_moves()
         .iter()
-        .map(|m| UciMove::from_move(m.clone(), CastlingMode::Chess960).to_string())
+        .map(|m| UciMove::from_move(*m, CastlingMode::Chess960).to_string())
         .collect();
     assert_eq!(ours, theirs, "{fen}: legal moves differ");
     let their_noisy: BTreeSet<String> = reference
         .legal_moves()
         .iter()
         .filter(|m| m.is_capture() || m.is_promotion())
-        .map(|m| UciMove::from_move(m.clone(), CastlingMode::Chess960).to_string())
+        .map(|m| UciMove::from_move(*m, CastlingMode::Chess960).to_string())
         .collect();
 
     assert_eq!(board.in_check(), reference.is_check(), "{fen}: check");
