@@ -575,8 +575,8 @@ fn run_perft(args: PerftArgs) -> Result<()> {
     let started = Instant::now();
     let divided = args.divide.then(|| perft::divide(&board, depth));
     let nodes = match &divided {
-        Some(moves) => moves.iter().map(|(_, count)| count).sum(),
-        None => perft::perft(&board, depth),
+        Some(moves) if depth > 0 => moves.iter().map(|(_, count)| count).sum(),
+        _ => perft::perft(&board, depth),
     };
     let seconds = started.elapsed().as_secs_f64();
     let mut out = BufWriter::new(io::stdout().lock());

@@ -264,6 +264,7 @@ fn uci_text_parses_back_in_both_castling_notations() {
     assert!(Move::from_uci("e1", &board, false).is_err());
     assert!(Move::from_uci("e1g1x", &board, false).is_err());
     assert!(Move::from_uci("é1g1", &board, false).is_err());
+    assert!(Move::from_uci("aé1g", &board, false).is_err());
     // Chess960: king b1, rook a1. "b1c1" is a king move in 960 notation and castling in
     // standard notation.
     let board = Board::from_fen("4k3/8/8/8/8/8/8/RK6 w A - 0 1").expect("valid");

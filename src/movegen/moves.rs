@@ -146,11 +146,13 @@ impl Move {
     /// own rook; `chess960` decides which form wins where they differ (a Chess960 king on
     /// b1 may move to c1 or castle to c1), as the UCI_Chess960 option does.
     pub fn from_uci(text: &str, board: &Board, chess960: bool) -> Result<Move, UciMoveError> {
-        let shape_ok = matches!(text.len(), 4 | 5)
+        // ASCII first: slicing other text at byte offsets could split a character.
+        let shape_ok = text.is_ascii()
+            && matches!(text.len(), 4 | 5)
             && Square::from_name(&text[..2]).is_some()
             && Square::from_name(&text[2..4]).is_some()
             && (text.len() == 4 || matches!(&text[4..], "n" | "b" | "r" | "q"));
-        if !text.is_ascii() || !shape_ok {
+        if !shape_ok {
             return Err(UciMoveError::Malformed(text.to_owned()));
         }
         let mut moves = MoveList::new();
