@@ -424,6 +424,34 @@ impl Position {
     }
 }
 
+/// Raw edits for make-move (`movegen::Board`), which keeps the invariants `validate` checks;
+/// nothing else may change a validated position.
+impl Position {
+    /// Flips `squares` on the boards of `kind` and `color` (adds or removes the pieces).
+    #[inline(always)]
+    pub(crate) fn toggle_pieces(&mut self, color: Color, kind: PieceType, squares: Bitboard) {
+        self.pieces[kind.index()] ^= squares;
+        self.colors[color.index()] ^= squares;
+    }
+    #[inline(always)]
+    pub(crate) fn set_side_to_move(&mut self, color: Color) {
+        self.side_to_move = color;
+    }
+    #[inline(always)]
+    pub(crate) fn set_castling(&mut self, castling: CastlingRights) {
+        self.castling = castling;
+    }
+    #[inline(always)]
+    pub(crate) fn set_en_passant(&mut self, square: Option<Square>) {
+        self.en_passant = square;
+    }
+    #[inline(always)]
+    pub(crate) fn set_clocks(&mut self, halfmove_clock: u16, fullmove_number: u16) {
+        self.halfmove_clock = halfmove_clock;
+        self.fullmove_number = fullmove_number;
+    }
+}
+
 pub(crate) fn back_rank(color: Color) -> Rank {
     match color {
         Color::White => Rank::new(0),

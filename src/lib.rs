@@ -10,6 +10,8 @@ pub mod features;
 pub mod fen;
 pub mod import;
 pub mod labels;
+pub mod movegen;
+pub mod perft;
 pub mod table;
 pub mod zobrist;
 

@@ -35,19 +35,21 @@ const KEYS: [u64; TOTAL_KEYS] = {
 };
 
 #[inline]
-fn piece_key(color: Color, kind: PieceType, square: u8) -> u64 {
+pub(crate) fn piece_key(color: Color, kind: PieceType, square: u8) -> u64 {
     KEYS[(color.index() * 6 + kind.index()) * 64 + square as usize]
 }
 
-fn castling_key(color: Color, side: CastlingSide) -> u64 {
+#[inline]
+pub(crate) fn castling_key(color: Color, side: CastlingSide) -> u64 {
     KEYS[PIECE_KEYS + color.index() * 2 + side as usize]
 }
 
-fn en_passant_key(file: u8) -> u64 {
+#[inline]
+pub(crate) fn en_passant_key(file: u8) -> u64 {
     KEYS[PIECE_KEYS + CASTLING_KEYS + file as usize]
 }
 
-const BLACK_TO_MOVE_KEY: u64 = KEYS[TOTAL_KEYS - 1];
+pub(crate) const BLACK_TO_MOVE_KEY: u64 = KEYS[TOTAL_KEYS - 1];
 
 fn pieces_key(position: &Position, kinds: &[PieceType]) -> u64 {
     let mut key = 0;

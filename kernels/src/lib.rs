@@ -11,6 +11,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod attacks;
 mod bitboard;
 mod color;
 pub mod geometry;
