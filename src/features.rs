@@ -4,7 +4,7 @@
 //! The same generic function computes one position (`u64` lanes, the scalar reference) and
 //! eight (`u64x8`); only the lane type differs.
 
-use pawnstorm_kernels::geometry::king_distance_sums;
+use pawnstorm_kernels::geometry::{distance_planes, distance_sum, king_reach};
 use pawnstorm_kernels::pawns::{passed_detail, structure};
 use pawnstorm_kernels::{Color, Lanes};
 use std::ops::Range;
@@ -74,14 +74,13 @@ pub fn position_features<L: Lanes>(pieces: [L; 6], colors: [L; 2]) -> [L; COLUMN
     let black_passed = color_features(Color::Black, &pieces, colors, &mut out, 6, 22);
     let [white, black] = colors;
     let kings = pieces[PieceType::King.index()];
-    let [
-        [white_to_white, white_to_black],
-        [black_to_white, black_to_black],
-    ] = king_distance_sums([white_passed, black_passed], [kings & white, kings & black]);
-    out[12] = white_to_white;
-    out[13] = white_to_black;
-    out[14] = black_to_black;
-    out[15] = black_to_white;
+    // Bit-sliced distances: three popcounts a sum instead of one per dilation.
+    let white_king = distance_planes(&king_reach(kings & white));
+    let black_king = distance_planes(&king_reach(kings & black));
+    out[12] = distance_sum(white_passed, &white_king);
+    out[13] = distance_sum(white_passed, &black_king);
+    out[14] = distance_sum(black_passed, &black_king);
+    out[15] = distance_sum(black_passed, &white_king);
     out
 }
 
