@@ -130,11 +130,29 @@ pub enum Path {
 }
 
 impl Path {
+    /// The widest lanes the build's vectors hold in one register: 8 with AVX-512, else 4
+    /// (on AVX2 an 8-lane value takes two registers, and code with many live values, like
+    /// the evaluation, spills).
+    pub fn native() -> Path {
+        if cfg!(all(target_arch = "x86_64", target_feature = "avx512f")) {
+            Path::Simd8
+        } else {
+            Path::Simd4
+        }
+    }
+
     /// A name for summaries.
     pub fn describe(self) -> String {
         match self {
             Path::Scalar => "scalar (1 x u64)".to_string(),
-            Path::Simd4 => "SIMD 4 x u64".to_string(),
+            Path::Simd4 => format!(
+                "SIMD 4 x u64 ({})",
+                if cfg!(all(target_arch = "x86_64", target_feature = "avx2")) {
+                    "AVX2"
+                } else {
+                    "portable"
+                }
+            ),
             Path::Simd8 => format!("SIMD {}", pawnstorm_kernels::lanes::simd_path()),
         }
     }

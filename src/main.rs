@@ -507,7 +507,7 @@ fn run_eval(args: EvalArgs, scalar: bool) -> Result<()> {
     let path = if scalar {
         features::Path::Scalar
     } else {
-        features::Path::Simd8
+        features::Path::native()
     };
     let threads = args
         .threads

@@ -151,7 +151,7 @@ pub fn taper(mg: i32, eg: i32, phase: i32, scale: i32) -> i32 {
 }
 
 /// The final score. `boards` is asked for only in the rare special endgames.
-#[inline]
+#[inline(never)]
 pub fn finish(
     mg: i32,
     eg: i32,
@@ -160,6 +160,21 @@ pub fn finish(
     boards: impl FnOnce() -> PositionBoards,
 ) -> Finished {
     let phase = (raw_phase as i32).min(MAX_PHASE);
+    // The common case, decided on the signature alone: both sides have pawns (no bare king,
+    // no insufficient material, no pawnless scaling) and not one bishop each (no
+    // opposite-bishop scaling).
+    let field = |i: u32| (signature >> (i * SIGNATURE_BITS)) & 0xf;
+    if field(0) != 0
+        && field(5) != 0
+        && !(field(BISHOP as u32) == 1 && field(5 + BISHOP as u32) == 1)
+    {
+        return Finished {
+            score: taper(mg, eg, phase, SCALE_NORMAL),
+            phase,
+            scale: SCALE_NORMAL,
+            rule: Rule::Terms,
+        };
+    }
     let material = Material::from_signature(signature);
     let strong = if eg >= 0 { 0 } else { 1 };
     let scale = material.scale(strong);
