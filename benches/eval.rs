@@ -5,39 +5,15 @@
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use pawnstorm::db::{Columns, Database, DbWriter};
 use pawnstorm::eval::batch::{db_scores, rows_scores};
 use pawnstorm::eval::{Evaluator, Prepared, default_weights, evaluate};
 use pawnstorm::features::Path;
-use pawnstorm::labels::parse_line;
 
-/// A DB of ~1M real positions (the labelled set, 16 times) in a temporary directory.
-fn database() -> (tempfile::TempDir, Database, Vec<pawnstorm::Position>) {
-    let text = std::fs::read_to_string(format!(
-        "{}/fixtures/texel/labeled-from-fixture-pgns.epd",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .expect("fixture");
-    let records: Vec<_> = text
-        .lines()
-        .map(|l| parse_line(l).expect("valid").expect("a record"))
-        .collect();
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("bench.psdb");
-    let mut writer = DbWriter::create(&path, 4096, Columns::NONE, false).expect("create");
-    for _ in 0..16 {
-        for record in &records {
-            writer.push(record).expect("push");
-        }
-    }
-    writer.finish().expect("finish");
-    let db = Database::open(&path).expect("open");
-    let positions = records.into_iter().map(|r| r.position).collect();
-    (dir, db, positions)
-}
+mod common;
 
 fn batch(c: &mut Criterion) {
-    let (_dir, db, positions) = database();
+    let (_dir, db, records) = common::database();
+    let positions: Vec<pawnstorm::Position> = records.into_iter().map(|r| r.position).collect();
     let prepared = default_weights();
     let n = db.block_size();
     let mut group = c.benchmark_group("eval_db");

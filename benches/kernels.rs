@@ -4,38 +4,14 @@
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use pawnstorm::db::{Columns, Database, DbWriter};
 use pawnstorm::features::{self, COLUMNS, Path};
-use pawnstorm::labels::parse_line;
 use pawnstorm_kernels::{Color, Lanes, geometry, pawns};
 use wide::{u64x4, u64x8};
 
-/// A DB of ~1M real positions (the labelled set, 16 times) in a temporary directory.
-fn database() -> (tempfile::TempDir, Database) {
-    let text = std::fs::read_to_string(format!(
-        "{}/fixtures/texel/labeled-from-fixture-pgns.epd",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .expect("fixture");
-    let records: Vec<_> = text
-        .lines()
-        .map(|l| parse_line(l).expect("valid").expect("a record"))
-        .collect();
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("bench.psdb");
-    let mut writer = DbWriter::create(&path, 4096, Columns::NONE, false).expect("create");
-    for _ in 0..16 {
-        for record in &records {
-            writer.push(record).expect("push");
-        }
-    }
-    writer.finish().expect("finish");
-    let db = Database::open(&path).expect("open");
-    (dir, db)
-}
+mod common;
 
 fn masks_pass(c: &mut Criterion) {
-    let (_dir, db) = database();
+    let (_dir, db, _) = common::database();
     let n = db.block_size();
     let mut group = c.benchmark_group("masks_pass");
     group.sample_size(10);

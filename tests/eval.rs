@@ -2,7 +2,11 @@
 //! hash table), colour symmetry, endgame knowledge (insufficient material, the KPK bitbase
 //! against Syzygy, KBNK, KXK) and known answers for each term.
 
+mod common;
+
 use pawnstorm::Position;
+
+use common::{Rng, board_fen, fixture, read_fixture};
 use pawnstorm::db::{Columns, Database, DbWriter};
 use pawnstorm::eval::batch::{BREAKDOWN_WIDTH, db_scores, rows_breakdown};
 use pawnstorm::eval::terms::Term;
@@ -11,53 +15,8 @@ use pawnstorm::features::Path;
 use pawnstorm::fen::parse_fen;
 use pawnstorm::labels::{Labels, Record, parse_line};
 
-fn fixture(relative: &str) -> String {
-    let path = format!("{}/fixtures/{relative}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
-
 fn position(fen: &str) -> Position {
     parse_fen(fen).unwrap_or_else(|e| panic!("{fen}: {e}"))
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
-fn board_fen(board: &[char; 64]) -> String {
-    let mut fen = String::new();
-    for rank in (0..8).rev() {
-        let mut empty = 0;
-        for file in 0..8 {
-            match board[rank * 8 + file] {
-                '.' => empty += 1,
-                c => {
-                    if empty > 0 {
-                        fen.push_str(&empty.to_string());
-                        empty = 0;
-                    }
-                    fen.push(c);
-                }
-            }
-        }
-        if empty > 0 {
-            fen.push_str(&empty.to_string());
-        }
-        if rank > 0 {
-            fen.push('/');
-        }
-    }
-    fen
 }
 
 /// Random legal-looking placements of every piece kind, either side to move, edge files
@@ -70,15 +29,15 @@ fn random_positions(count: usize, rng: &mut Rng) -> Vec<Position> {
         let mut place = |c: char, rng: &mut Rng| {
             for _ in 0..10 {
                 let file = if edge && rng.next() & 1 == 0 {
-                    [0, 7][rng.below(2) as usize]
+                    [0, 7][rng.below(2)]
                 } else {
                     rng.below(8)
-                } as usize;
+                };
                 let rank = if c.eq_ignore_ascii_case(&'p') {
                     1 + rng.below(6)
                 } else {
                     rng.below(8)
-                } as usize;
+                };
                 if board[rank * 8 + file] == '.' {
                     board[rank * 8 + file] = c;
                     return;
@@ -89,11 +48,11 @@ fn random_positions(count: usize, rng: &mut Rng) -> Vec<Position> {
         place('k', rng);
         let pieces = rng.below(24);
         for _ in 0..pieces {
-            let c = b"PPPPPPppppppNNnnBBbbRRrrQq"[rng.below(26) as usize] as char;
+            let c = b"PPPPPPppppppNNnnBBbbRRrrQq"[rng.below(26)] as char;
             place(c, rng);
         }
         let side = if rng.next() & 1 == 0 { "w" } else { "b" };
-        if let Ok(p) = parse_fen(&format!("{} {side} - - 0 1", board_fen(&board))) {
+        if let Ok(p) = parse_fen(&format!("{} {side} - - 0 1", board_fen(&board, '.'))) {
             positions.push(p);
         }
     }
@@ -101,7 +60,7 @@ fn random_positions(count: usize, rng: &mut Rng) -> Vec<Position> {
 }
 
 fn real_positions() -> Vec<Position> {
-    let mut positions: Vec<Position> = fixture("texel/labeled-from-fixture-pgns.epd")
+    let mut positions: Vec<Position> = read_fixture("texel/labeled-from-fixture-pgns.epd")
         .lines()
         .filter_map(|l| parse_line(l).ok().flatten().map(|r| r.position))
         .collect();
@@ -112,7 +71,7 @@ fn real_positions() -> Vec<Position> {
         "epd/wac.epd",
     ] {
         positions.extend(
-            fixture(suite)
+            read_fixture(suite)
                 .lines()
                 .filter_map(|l| parse_line(l).ok().flatten().map(|r| r.position)),
         );
@@ -302,12 +261,7 @@ fn kpk_bitbase_matches_syzygy() {
     use shakmaty_syzygy::{Tablebase, Wdl};
 
     let mut tables = Tablebase::<Chess>::new();
-    tables
-        .add_file(format!(
-            "{}/fixtures/syzygy/KPvK.rtbw",
-            env!("CARGO_MANIFEST_DIR")
-        ))
-        .unwrap();
+    tables.add_file(fixture("syzygy/KPvK.rtbw")).unwrap();
     let mut checked = 0;
     let (mut wins, mut draws) = (0, 0);
     for pawn in 8..56 {
@@ -321,7 +275,7 @@ fn kpk_bitbase_matches_syzygy() {
                 board[strong_king] = 'K';
                 board[weak_king] = 'k';
                 for side in ["w", "b"] {
-                    let fen = format!("{} {side} - - 0 1", board_fen(&board));
+                    let fen = format!("{} {side} - - 0 1", board_fen(&board, '.'));
                     let Ok(chess) = fen
                         .parse::<Fen>()
                         .unwrap()

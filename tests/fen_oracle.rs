@@ -1,6 +1,8 @@
 //! FEN and EPD against the fixtures and against shakmaty as an oracle, on positions from
 //! random playouts (standard and Chess960) and on random placements.
 
+mod common;
+
 use std::collections::HashMap;
 
 use pawnstorm::PositionError;
@@ -10,25 +12,10 @@ use pawnstorm::labels::parse_line;
 use shakmaty::fen::Fen;
 use shakmaty::{CastlingMode, Chess, EnPassantMode, Position as _};
 
-/// xorshift64*: a small deterministic generator so failures reproduce.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+use common::{Rng, board_fen, read_fixture};
 
 fn fixture_lines(relative: &str) -> Vec<String> {
-    let path = format!("{}/fixtures/{relative}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{path}: {e}"))
+    read_fixture(relative)
         .lines()
         .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
         .map(str::to_string)
@@ -255,28 +242,7 @@ fn validation_agrees_with_shakmaty_on_random_placements() {
             board[63] = 'r';
             board[60] = 'k';
         }
-        let mut fen = String::new();
-        for rank in (0..8).rev() {
-            let mut empty = 0;
-            for file in 0..8 {
-                match board[rank * 8 + file] {
-                    ' ' => empty += 1,
-                    c => {
-                        if empty > 0 {
-                            fen.push_str(&empty.to_string());
-                            empty = 0;
-                        }
-                        fen.push(c);
-                    }
-                }
-            }
-            if empty > 0 {
-                fen.push_str(&empty.to_string());
-            }
-            if rank > 0 {
-                fen.push('/');
-            }
-        }
+        let fen = board_fen(&board, ' ');
         let side = if rng.below(2) == 0 { "w" } else { "b" };
         let castling = ["-", "KQkq", "K", "q", "Kk", "Qq"][rng.below(6)];
         let ep = if rng.below(4) == 0 {

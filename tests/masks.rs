@@ -1,6 +1,8 @@
 //! The pawn kernels against plain square-by-square definitions (written here, apart from the
 //! set-wise code) and against the expected masks of `fixtures/masks`, on every lane width.
 
+mod common;
+
 use pawnstorm::features::{self, COLUMNS, position_features};
 use pawnstorm::fen::parse_fen;
 use pawnstorm::{Color, PieceType, Position};
@@ -8,10 +10,7 @@ use pawnstorm_kernels::Lanes;
 use pawnstorm_kernels::{geometry, pawns};
 use wide::{u64x4, u64x8};
 
-fn fixture(relative: &str) -> String {
-    let path = format!("{}/fixtures/{relative}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
+use common::{Rng, board_fen, read_fixture};
 
 // ---- The reference: one square at a time. ----
 
@@ -190,11 +189,11 @@ fn check_all_widths(positions: &[Position]) {
 
 #[test]
 fn fixture_masks_match_the_expected_file() {
-    let positions: Vec<Position> = fixture("masks/positions.epd")
+    let positions: Vec<Position> = read_fixture("masks/positions.epd")
         .lines()
         .map(|l| parse_fen(l).unwrap_or_else(|e| panic!("{l}: {e}")))
         .collect();
-    let expected_text = fixture("masks/expected.csv");
+    let expected_text = read_fixture("masks/expected.csv");
     let mut lines = expected_text.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
     let names = features::column_names();
@@ -222,17 +221,6 @@ fn fixture_masks_match_the_expected_file() {
 }
 
 /// xorshift64*: deterministic, so a failure reproduces.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-}
-
 /// Random placements with many pawns, rooks on the pawns' files and the a/h files crowded.
 fn random_positions(count: usize, rng: &mut Rng) -> Vec<Position> {
     let mut positions = Vec::with_capacity(count);
@@ -266,28 +254,7 @@ fn random_positions(count: usize, rng: &mut Rng) -> Vec<Position> {
         for i in 0..((r >> 16) % 4) {
             place(['R', 'r', 'N', 'q'][i as usize], rng, false);
         }
-        let mut fen = String::new();
-        for rank in (0..8).rev() {
-            let mut empty = 0;
-            for file in 0..8 {
-                match board[rank * 8 + file] {
-                    '.' => empty += 1,
-                    c => {
-                        if empty > 0 {
-                            fen.push_str(&empty.to_string());
-                            empty = 0;
-                        }
-                        fen.push(c);
-                    }
-                }
-            }
-            if empty > 0 {
-                fen.push_str(&empty.to_string());
-            }
-            if rank > 0 {
-                fen.push('/');
-            }
-        }
+        let mut fen = board_fen(&board, '.');
         fen.push_str(" w - - 0 1");
         if let Ok(position) = parse_fen(&fen) {
             positions.push(position);
@@ -301,7 +268,7 @@ fn random_and_real_positions_match_the_reference_on_every_width() {
     let mut rng = Rng(0x005e_ed0f_ba5e);
     let random = random_positions(100_000, &mut rng);
     check_all_widths(&random);
-    let real: Vec<Position> = fixture("texel/labeled-from-fixture-pgns.epd")
+    let real: Vec<Position> = read_fixture("texel/labeled-from-fixture-pgns.epd")
         .lines()
         .map(|l| pawnstorm::labels::parse_line(l).unwrap().unwrap().position)
         .collect();

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use wide::{u64x4, u64x8};
 
 use super::endgame::{self, Finished, PositionBoards};
-use super::terms::{Boards, PerTerm, Sink, Term, Total, pawn_terms, piece_terms};
+use super::terms::{Boards, PerTerm, Sink, Term, Total, all_terms};
 use super::weights::Prepared;
 use crate::db::{Block, Database, DbError};
 use crate::features::Path;
@@ -86,13 +86,7 @@ fn lanes_finished<L: Lanes, S: Sink<L>>(
     mut each: impl FnMut(usize, Finished),
 ) {
     let boards = load_boards::<L>(block, row);
-    let passed = pawn_terms(
-        prepared,
-        boards.pieces[0] & boards.colors[0],
-        boards.pieces[0] & boards.colors[1],
-        sink,
-    );
-    let meta = piece_terms(prepared, &boards, passed, sink);
+    let meta = all_terms(prepared, &boards, sink);
     let (mg, eg) = total(sink);
     let mut values = [[0u64; 8]; 4];
     mg.store(&mut values[0]);
@@ -110,6 +104,18 @@ fn lanes_finished<L: Lanes, S: Sink<L>>(
         );
         each(lane, finished);
     }
+}
+
+/// The batch functions take rows in whole vectors of the widest lanes, and room for them.
+fn check_rows(rows: &Range<usize>, out_len: usize, width: usize) {
+    assert!(
+        rows.start.is_multiple_of(8) && rows.end.is_multiple_of(8),
+        "rows in whole vectors"
+    );
+    assert!(
+        out_len >= rows.len() * width,
+        "output too small for the rows"
+    );
 }
 
 fn rows_scores_with<L: Lanes>(
@@ -141,11 +147,7 @@ pub fn rows_scores(
     rows: Range<usize>,
     out: &mut [i32],
 ) {
-    assert!(
-        rows.start.is_multiple_of(8) && rows.end.is_multiple_of(8),
-        "rows in whole vectors"
-    );
-    assert!(out.len() >= rows.len(), "output too small for the rows");
+    check_rows(&rows, out.len(), 1);
     match path {
         Path::Scalar => rows_scores_with::<u64>(prepared, block, rows, out),
         Path::Simd4 => rows_scores_with::<u64x4>(prepared, block, rows, out),
@@ -205,14 +207,7 @@ pub fn rows_breakdown(
     rows: Range<usize>,
     out: &mut [i32],
 ) {
-    assert!(
-        rows.start.is_multiple_of(8) && rows.end.is_multiple_of(8),
-        "rows in whole vectors"
-    );
-    assert!(
-        out.len() >= rows.len() * BREAKDOWN_WIDTH,
-        "output too small for the rows"
-    );
+    check_rows(&rows, out.len(), BREAKDOWN_WIDTH);
     match path {
         Path::Scalar => rows_breakdown_with::<u64>(prepared, block, rows, out),
         Path::Simd4 => rows_breakdown_with::<u64x4>(prepared, block, rows, out),

@@ -19,7 +19,7 @@ use pawnstorm_kernels::Color;
 use crate::board::{PieceType, Position};
 use endgame::{Finished, PositionBoards};
 use pawn_hash::{PawnEval, PawnTable};
-use terms::{Boards, PerTerm, Term, Total, pawn_terms, piece_terms};
+use terms::{Boards, PerTerm, Term, Total, all_terms, pawn_terms, piece_terms};
 pub use weights::{Prepared, Weight, Weights};
 
 static DEFAULT_WEIGHTS: LazyLock<Prepared> = LazyLock::new(Prepared::default);
@@ -55,13 +55,7 @@ pub fn evaluate_with(prepared: &Prepared, position: &Position) -> i32 {
     let boards = position_boards(position);
     let lanes = lane_boards(&boards);
     let mut total = Total::<u64>::new();
-    let passed = pawn_terms(
-        prepared,
-        lanes.pieces[0] & lanes.colors[0],
-        lanes.pieces[0] & lanes.colors[1],
-        &mut total,
-    );
-    let meta = piece_terms(prepared, &lanes, passed, &mut total);
+    let meta = all_terms(prepared, &lanes, &mut total);
     endgame::finish(
         total.mg as i32,
         total.eg as i32,
@@ -103,13 +97,7 @@ pub fn breakdown(prepared: &Prepared, position: &Position) -> Breakdown {
     let boards = position_boards(position);
     let lanes = lane_boards(&boards);
     let mut terms = PerTerm::<u64>::new();
-    let passed = pawn_terms(
-        prepared,
-        lanes.pieces[0] & lanes.colors[0],
-        lanes.pieces[0] & lanes.colors[1],
-        &mut terms,
-    );
-    let meta = piece_terms(prepared, &lanes, passed, &mut terms);
+    let meta = all_terms(prepared, &lanes, &mut terms);
     let mg = terms.mg.map(|v| v as i32);
     let eg = terms.eg.map(|v| v as i32);
     let (total_mg, total_eg) = (mg.iter().sum(), eg.iter().sum());

@@ -320,6 +320,23 @@ pub fn pawn_terms<L: Lanes, S: Sink<L>>(
     [white.passed, black.passed]
 }
 
+/// Every term of `boards` into `sink`: the pawn terms, then the rest.
+#[inline(always)]
+pub fn all_terms<L: Lanes, S: Sink<L>>(
+    prepared: &Prepared,
+    boards: &Boards<L>,
+    sink: &mut S,
+) -> Meta<L> {
+    let pawns = boards.pieces[PAWN];
+    let passed = pawn_terms(
+        prepared,
+        pawns & boards.colors[0],
+        pawns & boards.colors[1],
+        sink,
+    );
+    piece_terms(prepared, boards, passed, sink)
+}
+
 /// Every other term, given the passed pawns from [`pawn_terms`] (or the pawn hash table).
 #[inline(always)]
 pub fn piece_terms<L: Lanes, S: Sink<L>>(

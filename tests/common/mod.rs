@@ -1,0 +1,56 @@
+//! Helpers the integration tests share: fixture paths, a seeded generator, board text.
+#![allow(dead_code)] // each test crate uses its own subset
+
+/// The path of a file under `fixtures/`.
+pub fn fixture(relative: &str) -> String {
+    format!("{}/fixtures/{relative}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The text of a file under `fixtures/`.
+pub fn read_fixture(relative: &str) -> String {
+    let path = fixture(relative);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// A seeded xorshift* generator: the same positions on every run.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// The FEN board field of `board` (a1 = index 0), `empty` marking empty squares.
+pub fn board_fen(board: &[char; 64], empty: char) -> String {
+    let mut fen = String::new();
+    for rank in (0..8).rev() {
+        let mut run = 0;
+        for file in 0..8 {
+            match board[rank * 8 + file] {
+                c if c == empty => run += 1,
+                c => {
+                    if run > 0 {
+                        fen.push_str(&run.to_string());
+                        run = 0;
+                    }
+                    fen.push(c);
+                }
+            }
+        }
+        if run > 0 {
+            fen.push_str(&run.to_string());
+        }
+        if rank > 0 {
+            fen.push('/');
+        }
+    }
+    fen
+}
