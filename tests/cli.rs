@@ -1,5 +1,7 @@
 //! The real binary end to end: import, export, info and show, on good and bad input.
 
+mod common;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -7,9 +9,7 @@ use std::process::{Command, Output, Stdio};
 use assert_cmd::prelude::*;
 use pawnstorm::fen::parse_fen;
 
-fn fixture(relative: &str) -> String {
-    format!("{}/fixtures/{relative}", env!("CARGO_MANIFEST_DIR"))
-}
+use common::{fixture, read_fixture};
 
 fn pawnstorm(args: &[&str]) -> Output {
     Command::cargo_bin("pawnstorm")
@@ -62,7 +62,7 @@ fn export_gives_back_the_imported_positions_and_reimport_the_same_db() {
         );
         if input.ends_with(".epd") {
             // The same positions as the input lines, in order.
-            let original = std::fs::read_to_string(fixture(input)).unwrap();
+            let original = read_fixture(input);
             assert_eq!(original.lines().count(), count);
             for (a, b) in original.lines().zip(exported.lines()) {
                 let a4: Vec<&str> = a.split_whitespace().take(4).collect();
@@ -300,7 +300,7 @@ fn show_draws_a_fen_or_a_db_row_and_explains_a_bad_fen() {
     let db = temp(&dir, "db.psdb");
     ok(&["import", &fixture("epd/bk.epd"), "-o", s(&db)]);
     let (stdout, _) = ok(&["show", s(&db), "--index", "1"]);
-    let second = std::fs::read_to_string(fixture("epd/bk.epd")).unwrap();
+    let second = read_fixture("epd/bk.epd");
     let fen4: Vec<&str> = second
         .lines()
         .nth(1)

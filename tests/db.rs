@@ -1,14 +1,17 @@
 //! The position DB: round trips, growing label columns, appending, atomic writes, and every
 //! way a file can be damaged (each must be a clear error naming the file, never a panic).
 
+mod common;
+
 use std::path::Path;
 
 use pawnstorm::db::{Columns, Database, DbWriter, HEADER_SIZE};
 use pawnstorm::labels::{GameResult, Labels, Record, parse_line};
 
+use common::read_fixture;
+
 fn records(count: usize) -> Vec<Record> {
-    let path = format!("{}/fixtures/epd/sts.epd", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(path).unwrap();
+    let text = read_fixture("epd/sts.epd");
     text.lines()
         .cycle()
         .take(count)

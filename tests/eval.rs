@@ -5,8 +5,6 @@
 mod common;
 
 use pawnstorm::Position;
-
-use common::{Rng, board_fen, fixture, read_fixture};
 use pawnstorm::db::{Columns, Database, DbWriter};
 use pawnstorm::eval::batch::{BREAKDOWN_WIDTH, db_scores, rows_breakdown};
 use pawnstorm::eval::terms::Term;
@@ -14,6 +12,8 @@ use pawnstorm::eval::{Evaluator, Prepared, breakdown, default_weights, evaluate}
 use pawnstorm::features::Path;
 use pawnstorm::fen::parse_fen;
 use pawnstorm::labels::{Labels, Record, parse_line};
+
+use common::{Rng, board_fen, fixture, read_fixture};
 
 fn position(fen: &str) -> Position {
     parse_fen(fen).unwrap_or_else(|e| panic!("{fen}: {e}"))

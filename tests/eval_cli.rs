@@ -2,6 +2,8 @@
 //! `evaluate`, every output form (CSV, plain and structured .npy, histogram, --fen table)
 //! and option (--pov, --terms, --weights, --scalar, --threads), and bad input.
 
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -9,9 +11,7 @@ use assert_cmd::prelude::*;
 use pawnstorm::eval::evaluate;
 use pawnstorm::labels::parse_line;
 
-fn fixture(relative: &str) -> String {
-    format!("{}/fixtures/{relative}", env!("CARGO_MANIFEST_DIR"))
-}
+use common::fixture;
 
 fn pawnstorm(args: &[&str]) -> Output {
     Command::cargo_bin("pawnstorm")

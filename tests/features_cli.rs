@@ -1,15 +1,15 @@
 //! `pawnstorm features` end to end: the CSV and the .npy agree with the masks fixture, the
 //! scalar and SIMD paths write identical files, DB and text inputs give the same result.
 
+mod common;
+
 use std::collections::HashMap;
 use std::path::Path;
 use std::process::Command;
 
 use assert_cmd::prelude::*;
 
-fn fixture(relative: &str) -> String {
-    format!("{}/fixtures/{relative}", env!("CARGO_MANIFEST_DIR"))
-}
+use common::fixture;
 
 fn pawnstorm() -> Command {
     Command::cargo_bin("pawnstorm").expect("binary built")

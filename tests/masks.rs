@@ -220,7 +220,6 @@ fn fixture_masks_match_the_expected_file() {
     check_all_widths(&positions);
 }
 
-/// xorshift64*: deterministic, so a failure reproduces.
 /// Random placements with many pawns, rooks on the pawns' files and the a/h files crowded.
 fn random_positions(count: usize, rng: &mut Rng) -> Vec<Position> {
     let mut positions = Vec::with_capacity(count);

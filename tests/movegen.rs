@@ -2,6 +2,8 @@
 //! captures/quiets split, incremental keys against keys from scratch, UCI text, and draws
 //! by repetition and the fifty-move rule.
 
+mod common;
+
 use std::collections::BTreeSet;
 
 use pawnstorm::movegen::{
@@ -12,21 +14,7 @@ use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, Position as _};
 
-fn fixture(relative: &str) -> String {
-    format!("{}/fixtures/{relative}", env!("CARGO_MANIFEST_DIR"))
-}
-
-/// xorshift64*: deterministic, so a failure reproduces.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 32) as usize % n
-    }
-}
+use common::{Rng, read_fixture};
 
 fn moves_of(board: &Board) -> MoveList {
     let mut list = MoveList::new();
@@ -163,7 +151,7 @@ fn playout(start: &Board, plies: usize, rng: &mut Rng) -> usize {
 }
 
 fn suite_fens(name: &str) -> Vec<String> {
-    let text = std::fs::read_to_string(fixture(name)).expect("fixture");
+    let text = read_fixture(name);
     text.lines()
         .filter_map(|line| line.split(';').next())
         .map(|fen| fen.trim().to_owned())

@@ -1,6 +1,8 @@
 //! Perft: the six chessprogramming.org positions, the public suites (node-capped so the
 //! suite stays fast), suite parsing, and the `perft` command's output.
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::process::{Command, Output};
 
@@ -8,9 +10,7 @@ use assert_cmd::prelude::*;
 use pawnstorm::movegen::Board;
 use pawnstorm::perft::{divide, parse_suite, perft, run_suite};
 
-fn fixture(relative: &str) -> String {
-    format!("{}/fixtures/{relative}", env!("CARGO_MANIFEST_DIR"))
-}
+use common::read_fixture;
 
 const KIWIPETE: &str = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1";
 
@@ -68,7 +68,7 @@ fn divide_sums_to_perft_and_lists_each_root_move_once() {
 
 /// Runs a suite fixture with a node cap; returns (checks run, invalid positions).
 fn run_fixture(name: &str, max_nodes: u64) -> (usize, usize) {
-    let text = std::fs::read_to_string(fixture(name)).expect("fixture");
+    let text = read_fixture(name);
     let suite = parse_suite(&text);
     assert_eq!(suite.bad_lines, [], "{name}");
     let mut mismatches = Vec::new();
