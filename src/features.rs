@@ -165,18 +165,24 @@ pub fn block_features(path: Path, block: &Block<'_>, out: &mut [u64]) {
     rows_features(path, block, 0..n, out);
 }
 
-/// Computes the features of rows `rows` of a block into `out`: column `c` of row
-/// `rows.start + r` at `out[c * rows.len() + r]`. The range must start and end on a
-/// multiple of 8 (blocks hold a power of two of at least 64 rows).
-pub fn rows_features(path: Path, block: &Block<'_>, rows: Range<usize>, out: &mut [u64]) {
+/// The batch drivers take rows in whole vectors of the widest lanes (8), and an output with
+/// room for `width` values a row.
+pub(crate) fn check_rows(rows: &Range<usize>, out_len: usize, width: usize) {
     assert!(
         rows.start.is_multiple_of(8) && rows.end.is_multiple_of(8),
         "rows in whole vectors"
     );
     assert!(
-        out.len() >= COLUMNS * rows.len(),
+        out_len >= rows.len() * width,
         "output too small for the rows"
     );
+}
+
+/// Computes the features of rows `rows` of a block into `out`: column `c` of row
+/// `rows.start + r` at `out[c * rows.len() + r]`. The range must start and end on a
+/// multiple of 8 (blocks hold a power of two of at least 64 rows).
+pub fn rows_features(path: Path, block: &Block<'_>, rows: Range<usize>, out: &mut [u64]) {
+    check_rows(&rows, out.len(), COLUMNS);
     match path {
         Path::Scalar => rows_features_with::<u64>(block, rows, out),
         Path::Simd4 => rows_features_with::<u64x4>(block, rows, out),

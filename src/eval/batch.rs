@@ -12,7 +12,7 @@ use super::endgame::{self, Finished, PositionBoards};
 use super::terms::{Boards, PerTerm, Sink, Term, Total, all_terms};
 use super::weights::Prepared;
 use crate::db::{Block, Database, DbError};
-use crate::features::Path;
+use crate::features::{Path, check_rows};
 
 /// Values per position of a breakdown row: score, phase, scale, rule, then each term's mg,
 /// eg and final.
@@ -104,18 +104,6 @@ fn lanes_finished<L: Lanes, S: Sink<L>>(
         );
         each(lane, finished);
     }
-}
-
-/// The batch functions take rows in whole vectors of the widest lanes, and room for them.
-fn check_rows(rows: &Range<usize>, out_len: usize, width: usize) {
-    assert!(
-        rows.start.is_multiple_of(8) && rows.end.is_multiple_of(8),
-        "rows in whole vectors"
-    );
-    assert!(
-        out_len >= rows.len() * width,
-        "output too small for the rows"
-    );
 }
 
 fn rows_scores_with<L: Lanes>(
