@@ -12,7 +12,9 @@ pub mod import;
 pub mod labels;
 pub mod movegen;
 pub mod perft;
+pub mod search;
 pub mod table;
+pub mod uci;
 pub mod zobrist;
 
 pub use board::{CastlingRights, CastlingSide, Piece, PieceType, Position, PositionError};

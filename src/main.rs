@@ -34,11 +34,18 @@ struct Cli {
     #[arg(long, global = true)]
     scalar: bool,
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
 }
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run the UCI engine loop (also what `pawnstorm` with no arguments does)
+    Uci,
+    /// Search a fixed set of positions to a fixed depth: nodes (a signature), nps, pawn hash hits
+    Bench {
+        /// Search depth
+        depth: Option<i32>,
+    },
     /// Import EPD/FEN lines and PGN games into a position DB (.psdb)
     Import(ImportArgs),
     /// Describe a position DB: positions, blocks, columns, size
@@ -200,14 +207,12 @@ enum FormatArg {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
-        Command::Import(args) => run_import(args),
-        Command::Info { db } => run_info(&db),
-        Command::Export { db, output, range } => run_export(&db, output.as_deref(), range),
-        Command::Features(args) => run_features(args, cli.scalar),
-        Command::Eval(args) => run_eval(args, cli.scalar),
-        Command::Weights { weights, output } => run_weights(weights.as_deref(), output.as_deref()),
-        Command::Show { target, index } => run_show(&target, index),
-        Command::Perft(args) => run_perft(args),
+        None | Some(Command::Uci) => {
+            pawnstorm::uci::run();
+            Ok(())
+        }
+        Some(Command::Bench { depth }) => run_bench(depth),
+        Some(command) => run_command(command, cli.scalar),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -215,6 +220,38 @@ fn main() -> ExitCode {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE
         }
+    }
+}
+
+fn run_bench(depth: Option<i32>) -> Result<()> {
+    let depth = depth.unwrap_or(pawnstorm::search::bench::DEFAULT_DEPTH);
+    let result = pawnstorm::search::bench::run(depth, |i, nodes| {
+        eprintln!("position {:>2}: {nodes} nodes", i + 1);
+    })?;
+    println!(
+        "{} positions, depth {depth}: {} nodes, {:.2} s, {} nps, pawn hash hit rate {:.1}%",
+        result.positions,
+        result.nodes,
+        result.seconds,
+        result.nps(),
+        100.0 * result.pawn_hit_rate()
+    );
+    println!("Nodes searched: {}", result.nodes);
+    Ok(())
+}
+
+fn run_command(command: Command, scalar: bool) -> Result<()> {
+    let cli_scalar = scalar;
+    match command {
+        Command::Uci | Command::Bench { .. } => unreachable!("dispatched above"),
+        Command::Import(args) => run_import(args),
+        Command::Info { db } => run_info(&db),
+        Command::Export { db, output, range } => run_export(&db, output.as_deref(), range),
+        Command::Features(args) => run_features(args, cli_scalar),
+        Command::Eval(args) => run_eval(args, cli_scalar),
+        Command::Weights { weights, output } => run_weights(weights.as_deref(), output.as_deref()),
+        Command::Show { target, index } => run_show(&target, index),
+        Command::Perft(args) => run_perft(args),
     }
 }
 

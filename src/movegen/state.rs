@@ -222,6 +222,29 @@ impl Board {
             attackers_to(&self.position, self.position.king(them)) & self.position.color(us);
     }
 
+    /// The position after the side to move passes (the search's null move). The side to
+    /// move must not be in check; the en-passant square lapses and the clocks advance.
+    pub fn null_move(&self) -> Board {
+        debug_assert!(!self.in_check());
+        let mut next = self.clone();
+        let mut key = self.key ^ zobrist::BLACK_TO_MOVE_KEY;
+        if let Some(ep) = next.position.en_passant() {
+            key ^= zobrist::en_passant_key(ep.file().index());
+            next.position.set_en_passant(None);
+        }
+        let us = self.position.side_to_move();
+        next.position.set_clocks(
+            self.position.halfmove_clock().saturating_add(1),
+            self.position.fullmove_number() + (us == Color::Black) as u16,
+        );
+        next.position.set_side_to_move(!us);
+        next.key = key;
+        // The side that passed was not in check, so the mover cannot be attacked either:
+        // the position before would have let its king be taken.
+        next.checkers = Bitboard::EMPTY;
+        next
+    }
+
     /// The kind of the piece on the one square of `square`, which must be occupied.
     #[inline(always)]
     fn kind_at(&self, square: Bitboard) -> PieceType {

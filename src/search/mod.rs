@@ -1,0 +1,220 @@
+//! The engine's search: iterative deepening over a principal-variation alpha-beta with
+//! aspiration windows, quiescence, a transposition table, and the usual pruning and
+//! reductions, on the legal move generator and the one-lane evaluation with its pawn
+//! hash table. Each pruning rule is a few lines in `alphabeta.rs`, its limits named there.
+
+mod alphabeta;
+pub mod bench;
+pub mod ordering;
+pub mod score;
+pub mod see;
+pub mod tb;
+pub mod time;
+pub mod tt;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::eval::{Evaluator, Prepared};
+use crate::movegen::{Board, Move, MoveList, legal_moves};
+use ordering::Heuristics;
+use score::{INFINITY, MATE, MATE_BOUND, MAX_PLY};
+pub use tb::Syzygy;
+pub use time::{Limits, TimeManager};
+use tt::TranspositionTable;
+
+/// Shared between the search thread and the thread reading commands.
+#[derive(Debug, Default)]
+pub struct Control {
+    /// Set by `stop` (or `quit`): the search returns at once.
+    pub stop: AtomicBool,
+    /// Set while the search ponders; cleared by `ponderhit`.
+    pub pondering: AtomicBool,
+}
+
+impl Control {
+    pub fn new() -> Arc<Control> {
+        Arc::new(Control::default())
+    }
+}
+
+/// One line of the search's progress, as UCI's `info` reports it.
+#[derive(Clone, Debug)]
+pub struct Info {
+    pub depth: i32,
+    pub seldepth: usize,
+    /// 1-based.
+    pub multipv: usize,
+    /// Side to move's view.
+    pub score: i32,
+    /// `Some(true)` a lower bound (fail high), `Some(false)` an upper bound.
+    pub bound: Option<bool>,
+    pub nodes: u64,
+    pub millis: u64,
+    pub hashfull: u32,
+    pub tbhits: u64,
+    pub pv: Vec<Move>,
+}
+
+/// The outcome of a search.
+#[derive(Clone, Debug)]
+pub struct SearchResult {
+    /// `None` only when the root has no legal move.
+    pub best: Option<Move>,
+    pub ponder: Option<Move>,
+    pub score: i32,
+    pub depth: i32,
+    pub nodes: u64,
+}
+
+/// A root move with the score and line of its last full search.
+#[derive(Clone, Debug)]
+struct RootMove {
+    mv: Move,
+    score: i32,
+    previous_score: i32,
+    pv: Vec<Move>,
+    /// Whether `score` is a bound from an aspiration failure, and which.
+    bound: Option<bool>,
+}
+
+/// Options the engine is set up with.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub multipv: usize,
+    pub move_overhead: u64,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            multipv: 1,
+            move_overhead: 30,
+        }
+    }
+}
+
+/// The engine: what lasts between searches (tables, heuristics, options).
+pub struct Engine {
+    tt: TranspositionTable,
+    evaluator: Evaluator,
+    heuristics: Heuristics,
+    syzygy: Option<Syzygy>,
+    pub options: Options,
+}
+
+/// Pawn hash entries: 2^16 of 32 bytes, 2 MiB, far more than a search's pawn structures.
+const PAWN_ENTRIES: usize = 1 << 16;
+
+impl Engine {
+    /// An engine with a transposition table of `hash_mb` MiB and the default weights.
+    pub fn new(hash_mb: usize) -> Engine {
+        Engine {
+            tt: TranspositionTable::new(hash_mb),
+            evaluator: Evaluator::new(Prepared::default(), PAWN_ENTRIES),
+            heuristics: Heuristics::new(MAX_PLY),
+            syzygy: None,
+            options: Options::default(),
+        }
+    }
+
+    /// Replaces the table with one of `hash_mb` MiB.
+    pub fn resize_hash(&mut self, hash_mb: usize) {
+        self.tt = TranspositionTable::new(hash_mb);
+    }
+
+    /// Forgets everything learnt: a new game.
+    pub fn clear(&mut self) {
+        self.tt.clear();
+        self.heuristics.clear();
+        self.evaluator.pawn_table_mut().clear();
+    }
+
+    pub fn set_weights(&mut self, prepared: Prepared) {
+        self.evaluator = Evaluator::new(prepared, PAWN_ENTRIES);
+    }
+
+    pub fn set_syzygy(&mut self, syzygy: Option<Syzygy>) {
+        self.syzygy = syzygy;
+    }
+
+    pub fn syzygy(&self) -> Option<&Syzygy> {
+        self.syzygy.as_ref()
+    }
+
+    pub fn evaluator_mut(&mut self) -> &mut Evaluator {
+        &mut self.evaluator
+    }
+
+    /// Pawn hash probes and hits since the table was made or cleared.
+    pub fn pawn_hash_stats(&self) -> (u64, u64) {
+        let table = self.evaluator.pawn_table();
+        (table.probes(), table.hits())
+    }
+
+    /// Searches `root` (reached through the positions whose keys are `history`, oldest
+    /// first, for repetitions) under `limits`, reporting each finished iteration to
+    /// `report`. Only the moves in `search_moves` are searched at the root if it is not
+    /// empty.
+    pub fn search(
+        &mut self,
+        root: &Board,
+        history: &[u64],
+        search_moves: &[Move],
+        limits: &Limits,
+        control: &Control,
+        report: &mut dyn FnMut(&Info),
+    ) -> SearchResult {
+        let mut time = TimeManager::new(limits, root.side_to_move(), self.options.move_overhead);
+        self.tt.new_search();
+        self.heuristics.clear_killers();
+
+        let mut moves = MoveList::new();
+        legal_moves(root, &mut moves);
+        let mut root_moves: Vec<Move> = moves
+            .iter()
+            .copied()
+            .filter(|mv| search_moves.is_empty() || search_moves.contains(mv))
+            .collect();
+        if root_moves.is_empty() {
+            root_moves = moves.to_vec();
+        }
+        let mut tbhits = 0;
+        let mut tb_score = None;
+        if let Some(syzygy) = &self.syzygy
+            && let Some((outcome, kept)) = syzygy.root_moves(root, &root_moves)
+        {
+            tbhits += 1;
+            root_moves = kept;
+            tb_score = Some(outcome);
+        }
+        let mut search = alphabeta::Search::new(self, history, control, &mut time);
+        search.tbhits = tbhits;
+        search.root_moves = root_moves
+            .iter()
+            .map(|&mv| RootMove {
+                mv,
+                score: -INFINITY,
+                previous_score: -INFINITY,
+                pv: vec![mv],
+                bound: None,
+            })
+            .collect();
+        let result = search.iterate(root, limits, report);
+        drop(search);
+        let _ = tb_score;
+        result
+    }
+}
+
+/// Whether `score` is a mate found within `moves` moves for the side to move.
+fn mate_within(score: i32, moves: u32) -> bool {
+    score >= MATE_BOUND && (MATE - score + 1) / 2 <= moves as i32
+}
+
+impl Control {
+    #[inline]
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+}

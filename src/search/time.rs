@@ -1,0 +1,204 @@
+//! Time management: from the clock (or a fixed move time) to a soft limit, checked between
+//! iterations and stretched or shrunk by how stable the best move is, and a hard limit,
+//! checked every few thousand nodes.
+
+use std::time::{Duration, Instant};
+
+use pawnstorm_kernels::Color;
+
+/// What `go` asked for.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Limits {
+    pub wtime: Option<u64>,
+    pub btime: Option<u64>,
+    pub winc: Option<u64>,
+    pub binc: Option<u64>,
+    pub movestogo: Option<u64>,
+    /// Milliseconds for this move.
+    pub movetime: Option<u64>,
+    pub depth: Option<i32>,
+    pub nodes: Option<u64>,
+    /// Stop once a mate in this many moves (or fewer) is found.
+    pub mate: Option<u32>,
+    pub infinite: bool,
+    pub ponder: bool,
+}
+
+impl Limits {
+    /// A search to a fixed depth, and nothing else.
+    pub fn depth(depth: i32) -> Limits {
+        Limits {
+            depth: Some(depth),
+            ..Limits::default()
+        }
+    }
+
+    /// Whether the clock or a move time bounds the search.
+    pub fn timed(&self) -> bool {
+        self.movetime.is_some() || self.wtime.is_some() || self.btime.is_some()
+    }
+}
+
+/// The moves a clock is spread over when `movestogo` is not given.
+const DEFAULT_MOVES_TO_GO: u64 = 25;
+/// Share of the increment spent on top of the clock's share.
+const INCREMENT_SHARE: f64 = 0.75;
+/// The hard limit: this many soft limits, and at most this share of the clock.
+const HARD_PER_SOFT: f64 = 4.0;
+const HARD_CLOCK_SHARE: f64 = 0.5;
+
+/// The limits of one search in time.
+#[derive(Clone, Debug)]
+pub struct TimeManager {
+    start: Instant,
+    /// The time to aim for; `None` when not timed.
+    soft: Option<Duration>,
+    /// Never to be passed.
+    hard: Option<Duration>,
+}
+
+impl TimeManager {
+    /// The limits for `side` under `limits`, keeping `overhead` ms of each clock in reserve
+    /// for the GUI's and the pipe's delays.
+    pub fn new(limits: &Limits, side: Color, overhead: u64) -> TimeManager {
+        let start = Instant::now();
+        let (soft, hard) = if let Some(movetime) = limits.movetime {
+            // A fixed move time is spent whole: no soft limit.
+            let budget = movetime.saturating_sub(overhead).max(1) as f64;
+            return TimeManager {
+                start,
+                soft: None,
+                hard: Some(Duration::from_secs_f64(budget / 1000.0)),
+            };
+        } else {
+            let (time, inc) = match side {
+                Color::White => (limits.wtime, limits.winc),
+                Color::Black => (limits.btime, limits.binc),
+            };
+            match time {
+                None => return TimeManager::unlimited(),
+                Some(time) => {
+                    let inc = inc.unwrap_or(0) as f64;
+                    let remaining = time.saturating_sub(overhead) as f64;
+                    let moves = limits.movestogo.unwrap_or(DEFAULT_MOVES_TO_GO).clamp(1, 50);
+                    let clock_share = if moves == 1 { 0.8 } else { HARD_CLOCK_SHARE };
+                    let soft = (remaining / moves as f64 + inc * INCREMENT_SHARE)
+                        .min(remaining * clock_share);
+                    let hard = (soft * HARD_PER_SOFT).min(remaining * clock_share);
+                    (soft.max(1.0), hard.max(1.0))
+                }
+            }
+        };
+        TimeManager {
+            start,
+            soft: Some(Duration::from_secs_f64(soft / 1000.0)),
+            hard: Some(Duration::from_secs_f64(hard / 1000.0)),
+        }
+    }
+
+    /// No time limit.
+    pub fn unlimited() -> TimeManager {
+        TimeManager {
+            start: Instant::now(),
+            soft: None,
+            hard: None,
+        }
+    }
+
+    /// Restarts the clock (a `ponderhit`: the move we pondered was played; our time starts).
+    pub fn restart(&mut self) {
+        self.start = Instant::now();
+    }
+
+    pub fn elapsed(&self) -> Duration {
+        self.start.elapsed()
+    }
+
+    /// Whether the hard limit has passed.
+    pub fn hard_expired(&self) -> bool {
+        self.hard.is_some_and(|hard| self.elapsed() >= hard)
+    }
+
+    /// Whether a new iteration should not start. `stability` counts the iterations the
+    /// best move has stayed the same; `score_drop` is how much the score fell since the last
+    /// iteration (centipawns). The next iteration takes about as long as all before it, so
+    /// one is started only while under half the (scaled) soft limit.
+    pub fn soft_expired(&self, stability: u32, score_drop: i32) -> bool {
+        let Some(soft) = self.soft else {
+            return false;
+        };
+        let mut scale = 1.4 - 0.1 * f64::from(stability.min(7));
+        if score_drop > 30 {
+            scale *= 1.3;
+        }
+        self.elapsed().as_secs_f64() >= soft.as_secs_f64() * scale * 0.5
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn clock(time: u64, inc: u64) -> Limits {
+        Limits {
+            wtime: Some(time),
+            btime: Some(time),
+            winc: Some(inc),
+            binc: Some(inc),
+            ..Limits::default()
+        }
+    }
+
+    #[test]
+    fn the_hard_limit_stays_inside_the_clock() {
+        for (time, inc) in [
+            (1000, 10),
+            (50, 10),
+            (30, 0),
+            (0, 0),
+            (10_000, 100),
+            (300_000, 0),
+        ] {
+            let tm = TimeManager::new(&clock(time, inc), Color::White, 30);
+            let hard = tm.hard.expect("timed").as_millis() as u64;
+            assert!(
+                hard <= time.saturating_sub(30).max(1),
+                "{time}+{inc}: {hard}"
+            );
+            assert!(tm.soft.expect("timed") <= tm.hard.expect("timed"));
+        }
+    }
+
+    #[test]
+    fn movetime_is_the_hard_limit_less_the_overhead() {
+        let limits = Limits {
+            movetime: Some(1000),
+            ..Limits::default()
+        };
+        let tm = TimeManager::new(&limits, Color::Black, 30);
+        assert_eq!(tm.hard, Some(Duration::from_millis(970)));
+        assert_eq!(tm.soft, None);
+    }
+
+    #[test]
+    fn untimed_searches_have_no_limits() {
+        let tm = TimeManager::new(&Limits::depth(5), Color::White, 30);
+        assert!(!tm.hard_expired() && !tm.soft_expired(0, 0));
+    }
+
+    #[test]
+    fn the_side_to_move_clock_is_used() {
+        let limits = Limits {
+            wtime: Some(100_000),
+            btime: Some(1_000),
+            ..Limits::default()
+        };
+        let white = TimeManager::new(&limits, Color::White, 0)
+            .hard
+            .expect("timed");
+        let black = TimeManager::new(&limits, Color::Black, 0)
+            .hard
+            .expect("timed");
+        assert!(white > black * 10);
+    }
+}

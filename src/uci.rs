@@ -1,0 +1,513 @@
+//! The UCI loop: what a GUI, cutechess, python-chess or lichess-bot talks to. Commands are
+//! read on this thread while a search runs on another, so `stop`, `ponderhit`, `isready`
+//! and `quit` are answered during a search. Malformed commands, bad FENs and illegal moves
+//! are reported on standard error and otherwise ignored: the loop never panics on input.
+
+use std::io::{self, BufRead, Write};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::thread::JoinHandle;
+
+use crate::eval::{self, Prepared, Weights, terms::Term};
+use crate::movegen::{Board, Move, MoveList, legal_moves};
+use crate::perft;
+use crate::search::{Control, Engine, Info, Limits, SearchResult, Syzygy, score};
+
+const NAME: &str = concat!("pawnstorm ", env!("CARGO_PKG_VERSION"));
+const AUTHOR: &str = "the pawnstorm developers";
+const DEFAULT_HASH_MB: usize = 16;
+const MAX_HASH_MB: usize = 65_536;
+const MAX_MULTIPV: usize = 256;
+const MAX_MOVE_OVERHEAD: u64 = 5_000;
+
+/// Runs the loop on standard input and output until `quit` or the end of input.
+pub fn run() {
+    let stdin = io::stdin();
+    let mut uci = Uci::new();
+    for line in stdin.lock().lines() {
+        let Ok(line) = line else {
+            break;
+        };
+        if !uci.command(&line) {
+            break;
+        }
+    }
+    uci.finish_search(true);
+}
+
+/// Prints a line to standard output, flushed (a GUI waits for whole lines). A closed
+/// output is not an error worth dying for: the end of input follows.
+fn say(text: &str) {
+    let mut out = io::stdout().lock();
+    let _ = writeln!(out, "{text}").and_then(|()| out.flush());
+}
+
+fn complain(text: &str) {
+    eprintln!("{text}");
+}
+
+struct Uci {
+    /// `None` while a search thread holds it.
+    engine: Option<Engine>,
+    search: Option<JoinHandle<Engine>>,
+    control: Arc<Control>,
+    board: Board,
+    /// Keys of the positions before `board` in the game, oldest first.
+    history: Vec<u64>,
+    hash_mb: usize,
+    chess960: bool,
+}
+
+impl Uci {
+    fn new() -> Uci {
+        Uci {
+            engine: Some(Engine::new(DEFAULT_HASH_MB)),
+            search: None,
+            control: Control::new(),
+            board: Board::startpos(),
+            history: Vec::new(),
+            hash_mb: DEFAULT_HASH_MB,
+            chess960: false,
+        }
+    }
+
+    /// Handles one line; false on `quit`.
+    fn command(&mut self, line: &str) -> bool {
+        let mut words = line.split_whitespace();
+        let Some(word) = words.next() else {
+            return true;
+        };
+        let rest: Vec<&str> = words.collect();
+        match word {
+            "uci" => self.identify(),
+            "isready" => say("readyok"),
+            "setoption" => self.set_option(&rest),
+            "ucinewgame" => {
+                if let Some(engine) = self.engine_idle() {
+                    engine.clear();
+                }
+            }
+            "position" => self.position(&rest),
+            "go" => self.go(&rest),
+            "stop" => self.finish_search(true),
+            "ponderhit" => self.control.pondering.store(false, Ordering::Relaxed),
+            "quit" => return false,
+            "d" => say(&format!(
+                "{}\nCheckers: {}",
+                self.board.position(),
+                checkers(&self.board)
+            )),
+            "eval" => self.eval(),
+            "bench" => {
+                let depth = rest.first().and_then(|d| d.parse().ok());
+                self.bench(depth);
+            }
+            _ => complain(&format!("unknown command: {line}")),
+        }
+        true
+    }
+
+    fn identify(&self) {
+        say(&format!("id name {NAME}"));
+        say(&format!("id author {AUTHOR}"));
+        say(&format!(
+            "option name Hash type spin default {DEFAULT_HASH_MB} min 1 max {MAX_HASH_MB}"
+        ));
+        say("option name Threads type spin default 1 min 1 max 1");
+        say("option name Clear Hash type button");
+        say(&format!(
+            "option name Move Overhead type spin default 30 min 0 max {MAX_MOVE_OVERHEAD}"
+        ));
+        say("option name SyzygyPath type string default <empty>");
+        say(&format!(
+            "option name MultiPV type spin default 1 min 1 max {MAX_MULTIPV}"
+        ));
+        say("option name Weights type string default <empty>");
+        say("option name Ponder type check default false");
+        say("option name UCI_Chess960 type check default false");
+        say("uciok");
+    }
+
+    /// The engine, once no search holds it (a finished search is joined; a running one
+    /// makes this `None` with a complaint).
+    fn engine_idle(&mut self) -> Option<&mut Engine> {
+        if self.search.as_ref().is_some_and(|h| !h.is_finished()) {
+            complain("busy: the search is running (send stop first)");
+            return None;
+        }
+        self.finish_search(false);
+        self.engine.as_mut()
+    }
+
+    /// Waits for the search thread (stopping it first if `stop`) and takes the engine back.
+    fn finish_search(&mut self, stop: bool) {
+        let Some(handle) = self.search.take() else {
+            return;
+        };
+        if stop {
+            self.control.stop.store(true, Ordering::Relaxed);
+            self.control.pondering.store(false, Ordering::Relaxed);
+        }
+        self.engine = Some(match handle.join() {
+            Ok(engine) => engine,
+            Err(_) => {
+                complain("the search failed; starting with a fresh engine");
+                Engine::new(self.hash_mb)
+            }
+        });
+    }
+
+    fn set_option(&mut self, args: &[&str]) {
+        // setoption name <name words> [value <value words>]
+        let Some(("name", args)) = args.split_first().map(|(w, r)| (*w, r)) else {
+            complain("setoption: expected `setoption name NAME [value VALUE]`");
+            return;
+        };
+        let value_at = args.iter().position(|w| *w == "value");
+        let name = args[..value_at.unwrap_or(args.len())].join(" ");
+        let value = value_at
+            .map(|i| args[i + 1..].join(" "))
+            .unwrap_or_default();
+        let busy = self.search.as_ref().is_some_and(|h| !h.is_finished());
+        if busy {
+            complain("setoption: ignored while searching");
+            return;
+        }
+        self.finish_search(false);
+        let chess960 = &mut self.chess960;
+        let hash_mb = &mut self.hash_mb;
+        let Some(engine) = self.engine.as_mut() else {
+            return;
+        };
+        let number = |max: u64, min: u64| -> Option<u64> {
+            match value.parse::<u64>() {
+                Ok(n) if (min..=max).contains(&n) => Some(n),
+                _ => {
+                    complain(&format!(
+                        "setoption {name}: expected a whole number from {min} to {max}, got {value:?}"
+                    ));
+                    None
+                }
+            }
+        };
+        match name.to_ascii_lowercase().as_str() {
+            "hash" => {
+                if let Some(mb) = number(MAX_HASH_MB as u64, 1) {
+                    *hash_mb = mb as usize;
+                    engine.resize_hash(mb as usize);
+                }
+            }
+            "threads" => {
+                number(1, 1);
+            }
+            "clear hash" => engine.clear(),
+            "move overhead" => {
+                if let Some(ms) = number(MAX_MOVE_OVERHEAD, 0) {
+                    engine.options.move_overhead = ms;
+                }
+            }
+            "multipv" => {
+                if let Some(n) = number(MAX_MULTIPV as u64, 1) {
+                    engine.options.multipv = n as usize;
+                }
+            }
+            "syzygypath" => {
+                if value.is_empty() || value == "<empty>" {
+                    engine.set_syzygy(None);
+                } else {
+                    match Syzygy::open(&value) {
+                        Ok(Some(tables)) => {
+                            say(&format!(
+                                "info string Syzygy tables up to {} pieces from {value}",
+                                tables.max_pieces()
+                            ));
+                            engine.set_syzygy(Some(tables));
+                        }
+                        Ok(None) => {
+                            complain(&format!("SyzygyPath: no tables found in {value}"));
+                            engine.set_syzygy(None);
+                        }
+                        Err(e) => complain(&format!("SyzygyPath: {value}: {e}")),
+                    }
+                }
+            }
+            "weights" => {
+                if value.is_empty() || value == "<empty>" {
+                    engine.set_weights(Prepared::default());
+                } else {
+                    match Weights::read(Path::new(&value)) {
+                        Ok(weights) => engine.set_weights(Prepared::new(weights)),
+                        Err(e) => complain(&format!("Weights: {e}")),
+                    }
+                }
+            }
+            "ponder" => {}
+            "uci_chess960" => *chess960 = value.eq_ignore_ascii_case("true"),
+            _ => complain(&format!("setoption: unknown option {name:?}")),
+        }
+    }
+
+    fn position(&mut self, args: &[&str]) {
+        let moves_at = args.iter().position(|w| *w == "moves");
+        let (setup, moves) = match moves_at {
+            Some(i) => (&args[..i], &args[i + 1..]),
+            None => (args, &[][..]),
+        };
+        let board = match setup.split_first() {
+            Some((&"startpos", [])) => Board::startpos(),
+            Some((&"fen", fields)) if !fields.is_empty() => {
+                match Board::from_fen(&fields.join(" ")) {
+                    Ok(board) => board,
+                    Err(e) => {
+                        complain(&format!("position: bad FEN {:?}: {e}", fields.join(" ")));
+                        return;
+                    }
+                }
+            }
+            _ => {
+                complain("position: expected `position startpos|fen FEN [moves ...]`");
+                return;
+            }
+        };
+        let chess960 = self.chess960 || board.has_chess960_castling();
+        let mut board = board;
+        let mut history = Vec::with_capacity(moves.len());
+        for text in moves {
+            match Move::from_uci(text, &board, chess960) {
+                Ok(mv) => {
+                    history.push(board.key());
+                    board = board.play(mv);
+                }
+                Err(e) => {
+                    // As Stockfish: the moves before it stand.
+                    complain(&format!("position: {e}; the moves after it are ignored"));
+                    break;
+                }
+            }
+        }
+        self.board = board;
+        self.history = history;
+    }
+
+    fn go(&mut self, args: &[&str]) {
+        if let Some(("perft", rest)) = args.split_first().map(|(w, r)| (*w, r)) {
+            match rest.first().map(|d| d.parse::<u32>()) {
+                Some(Ok(depth)) => self.perft(depth),
+                _ => complain("go perft: expected a depth"),
+            }
+            return;
+        }
+        if self.engine_idle().is_none() {
+            return;
+        }
+        let Some((limits, search_moves)) = parse_go(args, &self.board, self.chess960) else {
+            return;
+        };
+        let Some(mut engine) = self.engine.take() else {
+            return;
+        };
+        self.control = Control::new();
+        self.control
+            .pondering
+            .store(limits.ponder, Ordering::Relaxed);
+        let control = Arc::clone(&self.control);
+        let board = self.board.clone();
+        let history = self.history.clone();
+        let chess960 = self.chess960 || board.has_chess960_castling();
+        let spawned = std::thread::Builder::new()
+            .name("search".into())
+            // The search recurses up to MAX_PLY with a move list on each frame.
+            .stack_size(64 << 20)
+            .spawn(move || {
+                let result = engine.search(
+                    &board,
+                    &history,
+                    &search_moves,
+                    &limits,
+                    &control,
+                    &mut |info| say(&info_line(info, chess960)),
+                );
+                say(&bestmove_line(&result, chess960));
+                engine
+            });
+        match spawned {
+            Ok(handle) => self.search = Some(handle),
+            Err(e) => {
+                complain(&format!("go: could not start the search: {e}"));
+                self.engine = Some(Engine::new(self.hash_mb));
+            }
+        }
+    }
+
+    fn perft(&self, depth: u32) {
+        let chess960 = self.chess960 || self.board.has_chess960_castling();
+        let divided = perft::divide(&self.board, depth);
+        let nodes = if depth == 0 {
+            1
+        } else {
+            divided.iter().map(|(_, n)| n).sum()
+        };
+        let mut text = Vec::new();
+        if perft::write_perft_report(&mut text, Some((&divided, chess960)), nodes).is_ok() {
+            say(String::from_utf8_lossy(&text).trim_end());
+            say("");
+        }
+    }
+
+    fn eval(&mut self) {
+        let Some(engine) = self.engine_idle() else {
+            return;
+        };
+        let weights = engine.evaluator_mut().weights().clone();
+        let breakdown = eval::breakdown(&weights, self.board.position());
+        say(&format!(
+            "{:>22} | {:>6} {:>6} | {:>6}",
+            "term", "mg", "eg", "final"
+        ));
+        for term in Term::ALL {
+            let i = term as usize;
+            say(&format!(
+                "{:>22} | {:>6} {:>6} | {:>6}",
+                term.name(),
+                breakdown.mg[i],
+                breakdown.eg[i],
+                breakdown.term_final(term)
+            ));
+        }
+        say(&format!(
+            "{:>22} | {:>6} {:>6} | {:>6}",
+            "total", breakdown.total_mg, breakdown.total_eg, breakdown.finished.score
+        ));
+        say(&format!(
+            "Final evaluation: {} (white side), phase {}, scale {}/64",
+            breakdown.finished.score, breakdown.finished.phase, breakdown.finished.scale
+        ));
+    }
+
+    fn bench(&mut self, depth: Option<i32>) {
+        if self.engine_idle().is_none() {
+            return;
+        }
+        let depth = depth.unwrap_or(crate::search::bench::DEFAULT_DEPTH);
+        match crate::search::bench::run(depth, |_, _| {}) {
+            Ok(result) => say(&format!(
+                "Nodes searched: {}\nNodes/second: {}",
+                result.nodes,
+                result.nps()
+            )),
+            Err(e) => complain(&format!("bench: {e}")),
+        }
+    }
+}
+
+fn checkers(board: &Board) -> String {
+    board
+        .checkers()
+        .squares()
+        .map(|square| square.to_string())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Reads `go`'s parameters; `None` (with a complaint) when one is malformed.
+fn parse_go(args: &[&str], board: &Board, chess960: bool) -> Option<(Limits, Vec<Move>)> {
+    let mut limits = Limits::default();
+    let mut search_moves = Vec::new();
+    let mut i = 0;
+    let number = |i: usize| -> Option<i64> {
+        let text = args.get(i + 1)?;
+        match text.parse::<i64>() {
+            Ok(n) => Some(n),
+            Err(_) => {
+                complain(&format!("go {}: expected a number, got {text:?}", args[i]));
+                None
+            }
+        }
+    };
+    let millis = |n: i64| n.max(0) as u64;
+    let mut legal = MoveList::new();
+    legal_moves(board, &mut legal);
+    while i < args.len() {
+        let mut takes_value = true;
+        match args[i] {
+            "wtime" => limits.wtime = Some(millis(number(i)?)),
+            "btime" => limits.btime = Some(millis(number(i)?)),
+            "winc" => limits.winc = Some(millis(number(i)?)),
+            "binc" => limits.binc = Some(millis(number(i)?)),
+            "movestogo" => limits.movestogo = Some(millis(number(i)?).max(1)),
+            "movetime" => limits.movetime = Some(millis(number(i)?)),
+            "depth" => limits.depth = Some(number(i)?.clamp(1, 100) as i32),
+            "nodes" => limits.nodes = Some(millis(number(i)?).max(1)),
+            "mate" => limits.mate = Some(number(i)?.clamp(1, 60) as u32),
+            "infinite" => {
+                limits.infinite = true;
+                takes_value = false;
+            }
+            "ponder" => {
+                limits.ponder = true;
+                takes_value = false;
+            }
+            "searchmoves" => {
+                takes_value = false;
+                while let Some(text) = args.get(i + 1) {
+                    match Move::from_uci(text, board, chess960) {
+                        Ok(mv) if legal.contains(&mv) => {
+                            search_moves.push(mv);
+                            i += 1;
+                        }
+                        _ => break,
+                    }
+                }
+            }
+            other => {
+                complain(&format!("go: unknown parameter {other:?} ignored"));
+                takes_value = false;
+            }
+        }
+        i += 1 + takes_value as usize;
+    }
+    Some((limits, search_moves))
+}
+
+/// `info depth ... pv ...` as UCI defines it.
+pub fn info_line(info: &Info, chess960: bool) -> String {
+    let nps = info.nodes * 1000 / info.millis.max(1);
+    let bound = match info.bound {
+        Some(true) => " lowerbound",
+        Some(false) => " upperbound",
+        None => "",
+    };
+    let mut line = format!(
+        "info depth {} seldepth {} multipv {} score {}{bound} nodes {} nps {nps} hashfull {} tbhits {} time {}",
+        info.depth,
+        info.seldepth,
+        info.multipv,
+        score::uci(info.score),
+        info.nodes,
+        info.hashfull,
+        info.tbhits,
+        info.millis
+    );
+    if !info.pv.is_empty() {
+        line.push_str(" pv");
+        for mv in &info.pv {
+            line.push(' ');
+            line.push_str(&mv.uci(chess960).to_string());
+        }
+    }
+    line
+}
+
+/// `bestmove X [ponder Y]`; `bestmove 0000` when there is no legal move, as Stockfish.
+pub fn bestmove_line(result: &SearchResult, chess960: bool) -> String {
+    match (result.best, result.ponder) {
+        (Some(best), Some(ponder)) => format!(
+            "bestmove {} ponder {}",
+            best.uci(chess960),
+            ponder.uci(chess960)
+        ),
+        (Some(best), None) => format!("bestmove {}", best.uci(chess960)),
+        (None, _) => "bestmove 0000".to_string(),
+    }
+}
