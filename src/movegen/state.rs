@@ -88,6 +88,15 @@ impl Board {
         !self.checkers.is_empty()
     }
 
+    /// Whether the side not to move is in check: a position no game reaches (its king
+    /// could be taken), which move generation and search must not be given.
+    pub fn opponent_in_check(&self) -> bool {
+        let them = !self.position.side_to_move();
+        !(attackers_to(&self.position, self.position.king(them))
+            & self.position.color(self.position.side_to_move()))
+        .is_empty()
+    }
+
     /// The FEN of the position.
     pub fn to_fen(&self) -> String {
         self.position.to_fen()

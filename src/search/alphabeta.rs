@@ -282,11 +282,14 @@ impl<'a> Search<'a> {
     /// Counts a node; every CHECK_INTERVAL nodes looks at the stop flag and the clock.
     #[inline]
     fn count_node(&mut self) {
+        if self.stopped {
+            return;
+        }
         self.nodes += 1;
         if self.nodes >= self.node_limit {
             self.stopped = true;
         }
-        if self.nodes % CHECK_INTERVAL == 0 {
+        if self.nodes.is_multiple_of(CHECK_INTERVAL) {
             if self.control.stopped() {
                 self.stopped = true;
             }
@@ -481,7 +484,7 @@ impl<'a> Search<'a> {
         let mut quiets_tried = [Move::NULL; 64];
         let mut quiet_count = 0usize;
         let mut skip_quiets = false;
-        while let Some((mv, order)) = picker.next() {
+        while let Some((mv, order)) = picker.pick() {
             if root && order == i32::MIN {
                 continue;
             }
@@ -518,7 +521,7 @@ impl<'a> Search<'a> {
                 && depth <= FUTILITY_DEPTH
                 && static_eval + FUTILITY_BASE + FUTILITY_PER_DEPTH * depth <= alpha
             {
-                skip_quiets = true;
+                // Only this move: a later quiet may still give check.
                 continue;
             }
 
@@ -731,7 +734,7 @@ impl<'a> Search<'a> {
         let original_alpha = alpha;
         let mut best_move = Move::NULL;
         let mut picker = Picker::captures(board.position(), moves);
-        while let Some((mv, _)) = picker.next() {
+        while let Some((mv, _)) = picker.pick() {
             if !in_check {
                 if mv.promotion().is_some_and(|p| p != PieceType::Queen) {
                     continue;

@@ -170,7 +170,9 @@ impl Engine {
         self.heuristics.clear_killers();
 
         let mut moves = MoveList::new();
-        legal_moves(root, &mut moves);
+        if !root.opponent_in_check() {
+            legal_moves(root, &mut moves);
+        }
         let mut root_moves: Vec<Move> = moves
             .iter()
             .copied()

@@ -197,7 +197,7 @@ impl Picker {
 
     /// The best remaining move and its ordering score.
     #[inline]
-    pub fn next(&mut self) -> Option<(Move, i32)> {
+    pub fn pick(&mut self) -> Option<(Move, i32)> {
         let len = self.moves.len();
         if self.next >= len {
             return None;

@@ -73,7 +73,7 @@ pub fn see(position: &Position, mv: Move) -> i32 {
     let mut occupied = position.occupied() ^ Bitboard::from(from);
     if mv.kind() == MoveKind::EnPassant {
         let victim = Square::new(to.index() ^ 8).expect("en-passant victims are on the board");
-        occupied = occupied ^ Bitboard::from(victim);
+        occupied ^= Bitboard::from(victim);
     }
     let mut side = !position.side_to_move();
     let mut depth = 0;
@@ -91,11 +91,11 @@ pub fn see(position: &Position, mv: Move) -> i32 {
         }
         depth += 1;
         gain[depth] = on_square - gain[depth - 1];
-        if gain[depth].max(-gain[depth - 1]) < 0 || depth == gain.len() - 1 {
+        if depth == gain.len() - 1 {
             break;
         }
         on_square = SEE_VALUES[kind.index()];
-        occupied = occupied ^ Bitboard::from(square);
+        occupied ^= Bitboard::from(square);
         side = !side;
     }
     while depth > 0 {

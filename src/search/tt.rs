@@ -181,15 +181,15 @@ impl TranspositionTable {
     /// Per mille of the first thousand entries filled in this search, as UCI's `hashfull`.
     pub fn hashfull(&self) -> u32 {
         let sample = self.buckets.iter().flat_map(|b| b.0.iter()).take(1000);
-        let mut seen = 0;
-        let mut used = 0;
+        let mut seen = 0u32;
+        let mut used = 0u32;
         for entry in sample {
             seen += 1;
             if entry.bound_age & 3 != 0 && entry.bound_age & AGE_MASK == self.age {
                 used += 1;
             }
         }
-        if seen == 0 { 0 } else { used * 1000 / seen }
+        (used * 1000).checked_div(seen).unwrap_or(0)
     }
 }
 
@@ -260,8 +260,10 @@ mod tests {
     #[test]
     fn hashfull_counts_this_search_only() {
         let mut tt = TranspositionTable::new(1);
-        for key in 0..4000u64 {
-            tt.store(key | (key << 32), 0, Move::NULL, 0, 0, 1, Bound::Exact);
+        // Four times as many keys as entries, spread by an odd multiplier.
+        for i in 0..(1u64 << 18) {
+            let key = i.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            tt.store(key, 0, Move::NULL, 0, 0, 1, Bound::Exact);
         }
         assert!(tt.hashfull() > 900);
         tt.new_search();

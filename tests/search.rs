@@ -1,0 +1,328 @@
+//! The search on known positions: mates found with their exact score and a line that
+//! mates, a legal best move in every perft-suite position, SEE values, draws, node limits
+//! and tablebase play that keeps the win.
+
+mod common;
+
+use common::{fixture, read_fixture};
+use pawnstorm::movegen::{Board, Move, MoveList, count_legal_moves, legal_moves};
+use pawnstorm::perft::parse_suite;
+use pawnstorm::search::score::{DRAW, TB_WIN_BOUND, mate_in};
+use pawnstorm::search::see::see;
+use pawnstorm::search::{Control, Engine, Info, Limits, SearchResult, Syzygy};
+
+fn search(engine: &mut Engine, board: &Board, limits: &Limits) -> (SearchResult, Vec<Info>) {
+    let control = Control::default();
+    let mut infos = Vec::new();
+    let result = engine.search(board, &[], &[], limits, &control, &mut |info| {
+        infos.push(info.clone())
+    });
+    (result, infos)
+}
+
+fn board(fen: &str) -> Board {
+    Board::from_fen(fen).unwrap_or_else(|e| panic!("{fen}: {e}"))
+}
+
+fn uci_move(board: &Board, text: &str) -> Move {
+    Move::from_uci(text, board, false).unwrap_or_else(|e| panic!("{text}: {e}"))
+}
+
+/// Shortest mates (checked with Stockfish 15.1 at depth 18) and the moves they start with.
+const MATES: [(&str, usize, &str); 5] = [
+    ("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1", 1, "d1d8"),
+    (
+        "r2qkb1r/pp2nppp/3p4/2pNN1B1/2BnP3/3P4/PPP2PPP/R2bK2R w KQkq - 1 1",
+        2,
+        "d5f6",
+    ),
+    (
+        "r1b1kb1r/pppp1ppp/5q2/4n3/3KP3/2N3PN/PPP4P/R1BQ1B1R b kq - 0 1",
+        3,
+        "f8c5",
+    ),
+    (
+        "1k5r/pP3ppp/3p2b1/1BN1n3/1Q2P3/P1B5/KP3P1P/7q w - - 1 1",
+        3,
+        "c5a6",
+    ),
+    (
+        "3r4/pR2N3/2pkb3/5p2/8/2B5/qP3PPP/4R1K1 w - - 1 1",
+        3,
+        "c3e5",
+    ),
+];
+
+#[test]
+fn mates_in_one_two_and_three_are_found_with_their_score() {
+    for (fen, moves, first) in MATES {
+        let mut engine = Engine::new(16);
+        let root = board(fen);
+        let depth = 2 * moves as i32 + 2;
+        let (result, infos) = search(&mut engine, &root, &Limits::depth(depth));
+        let plies = 2 * moves - 1;
+        assert_eq!(result.score, mate_in(plies), "{fen}");
+        assert_eq!(result.best, Some(uci_move(&root, first)), "{fen}");
+        // The reported line mates.
+        let last = infos.last().expect("an info line");
+        assert_eq!(last.pv.len(), plies, "{fen}: {:?}", last.pv);
+        let mut position = root.clone();
+        for &mv in &last.pv {
+            let mut legal = MoveList::new();
+            legal_moves(&position, &mut legal);
+            assert!(legal.contains(&mv), "{fen}: {mv:?} illegal in the pv");
+            position = position.play(mv);
+        }
+        assert!(
+            position.in_check() && count_legal_moves(&position) == 0,
+            "{fen}"
+        );
+    }
+}
+
+#[test]
+fn go_mate_stops_at_the_mate() {
+    let (fen, moves, first) = MATES[1];
+    let mut engine = Engine::new(16);
+    let root = board(fen);
+    let limits = Limits {
+        mate: Some(moves as u32),
+        ..Limits::default()
+    };
+    let (result, _) = search(&mut engine, &root, &limits);
+    assert_eq!(result.score, mate_in(2 * moves - 1));
+    assert_eq!(result.best, Some(uci_move(&root, first)));
+}
+
+#[test]
+fn every_perft_suite_position_gets_a_legal_move() {
+    let mut checked = 0;
+    for suite in [
+        "perft/perftsuite.epd",
+        "perft/cpw-tricky.perft",
+        "perft/frc-perftsuite.epd",
+    ] {
+        let suite = parse_suite(&read_fixture(suite));
+        let mut engine = Engine::new(4);
+        for case in &suite.cases {
+            let mut legal = MoveList::new();
+            legal_moves(&case.board, &mut legal);
+            let (result, _) = search(&mut engine, &case.board, &Limits::depth(4));
+            match result.best {
+                Some(mv) => assert!(legal.contains(&mv), "{}: {mv:?}", case.fen),
+                None => assert!(legal.is_empty(), "{}: no move returned", case.fen),
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 200, "{checked}");
+}
+
+#[test]
+fn positions_without_moves_score_mate_or_stalemate() {
+    let mut engine = Engine::new(1);
+    let mated = board("R5k1/5ppp/8/8/8/8/5PPP/6K1 b - - 0 1");
+    let (result, _) = search(&mut engine, &mated, &Limits::depth(3));
+    assert_eq!((result.best, result.score), (None, -mate_in(0)));
+    let stalemate = board("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1");
+    let (result, _) = search(&mut engine, &stalemate, &Limits::depth(3));
+    assert_eq!((result.best, result.score), (None, DRAW));
+}
+
+#[test]
+fn fifty_move_rule_and_bare_minors_are_draws() {
+    let mut engine = Engine::new(1);
+    // No mate in one with 99 plies played: every line is a draw.
+    let fifty = board("8/8/8/4k3/8/8/Q7/4K3 w - - 99 80");
+    assert_eq!(search(&mut engine, &fifty, &Limits::depth(6)).0.score, DRAW);
+    // A mate on the hundredth ply is a mate.
+    let mate = board("7k/8/6K1/8/8/8/8/1Q6 w - - 99 80");
+    assert_eq!(
+        search(&mut engine, &mate, &Limits::depth(4)).0.score,
+        mate_in(1)
+    );
+    let knight = board("8/8/4k3/8/8/3NK3/8/8 w - - 0 1");
+    assert_eq!(
+        search(&mut engine, &knight, &Limits::depth(6)).0.score,
+        DRAW
+    );
+}
+
+#[test]
+fn a_repetition_in_the_game_history_is_a_draw() {
+    // White, a queen down, has shuffled Ng1-f3-g1 while Black shuffled Kh8-g8-h8: playing
+    // Nf3 again repeats a position of the game, a draw White takes.
+    let start = board("7k/8/8/8/8/8/q7/6NK w - - 0 1");
+    let mut position = start.clone();
+    let mut history = Vec::new();
+    for text in ["g1f3", "h8g8", "f3g1", "g8h8"] {
+        history.push(position.key());
+        position = position.play(uci_move(&position, text));
+    }
+    assert_eq!(position.key(), start.key());
+    let control = Control::default();
+    let mut engine = Engine::new(4);
+    let limits = Limits::depth(4);
+    let result = engine.search(&position, &history, &[], &limits, &control, &mut |_| {});
+    assert_eq!(result.score, DRAW);
+    assert_eq!(result.best, Some(uci_move(&position, "g1f3")));
+    // Without the history there is no draw to claim.
+    let mut engine = Engine::new(4);
+    let result = engine.search(&position, &[], &[], &limits, &control, &mut |_| {});
+    assert!(result.score < -500, "{}", result.score);
+}
+
+#[test]
+fn go_nodes_stays_within_the_limit() {
+    for nodes in [1, 100, 5_000, 40_000] {
+        let mut engine = Engine::new(4);
+        let limits = Limits {
+            nodes: Some(nodes),
+            ..Limits::default()
+        };
+        let root = board("r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1");
+        let (result, _) = search(&mut engine, &root, &limits);
+        assert!(result.nodes <= nodes, "{} > {nodes}", result.nodes);
+        assert!(result.best.is_some());
+    }
+}
+
+#[test]
+fn search_moves_restrict_the_root() {
+    let root = Board::startpos();
+    let only = uci_move(&root, "a2a3");
+    let mut engine = Engine::new(4);
+    let control = Control::default();
+    let result = engine.search(
+        &root,
+        &[],
+        &[only],
+        &Limits::depth(5),
+        &control,
+        &mut |_| {},
+    );
+    assert_eq!(result.best, Some(only));
+}
+
+#[test]
+fn multipv_reports_distinct_lines_best_first() {
+    let mut engine = Engine::new(4);
+    engine.options.multipv = 3;
+    let (_, infos) = search(&mut engine, &Board::startpos(), &Limits::depth(6));
+    let last: Vec<&Info> = infos.iter().filter(|i| i.depth == 6).collect();
+    assert_eq!(
+        last.iter().map(|i| i.multipv).collect::<Vec<_>>(),
+        [1, 2, 3]
+    );
+    assert!(last.windows(2).all(|w| w[0].score >= w[1].score));
+    let firsts: std::collections::HashSet<Move> = last.iter().map(|i| i.pv[0]).collect();
+    assert_eq!(firsts.len(), 3);
+}
+
+#[test]
+fn see_values_on_known_exchanges() {
+    let cases = [
+        // Rook takes an undefended pawn.
+        (
+            "1k1r4/1pp4p/p7/4p3/8/P5P1/1PP4P/2K1R3 w - - 0 1",
+            "e1e5",
+            100,
+        ),
+        // Knight takes a pawn defended by a knight, behind which stand bishop and queen
+        // against rook and queen: White stops after losing the knight.
+        (
+            "1k1r3q/1ppn3p/p4b2/4p3/8/P2N2P1/1PP1R1BP/2K1Q3 w - - 0 1",
+            "d3e5",
+            -220,
+        ),
+        // Pawn takes a knight defended by a pawn.
+        ("4k3/8/2p5/3n4/4P3/8/8/4K3 w - - 0 1", "e4d5", 220),
+        // Queen steps onto a square a pawn attacks.
+        ("4k3/8/2p5/8/8/8/8/3QK3 w - - 0 1", "d1d5", -900),
+        // En passant wins a pawn.
+        ("4k3/8/8/3pP3/8/8/8/4K3 w - d6 0 1", "e5d6", 100),
+        // An undefended promotion wins a queen for a pawn.
+        ("8/4P3/8/8/8/8/k7/4K3 w - - 0 1", "e7e8q", 800),
+        // Quiet move to a safe square.
+        ("4k3/8/8/8/8/8/8/4K1N1 w - - 0 1", "g1f3", 0),
+        // A rook behind a rook (x-ray) recaptures: the pawn is won all the same.
+        ("4k3/4r3/8/4p3/8/8/4R3/4R1K1 w - - 0 1", "e2e5", 100),
+    ];
+    for (fen, text, expected) in cases {
+        let position = board(fen);
+        let mv = uci_move(&position, text);
+        assert_eq!(see(position.position(), mv), expected, "{fen} {text}");
+    }
+}
+
+fn syzygy() -> Syzygy {
+    Syzygy::open(&fixture("syzygy"))
+        .expect("readable")
+        .expect("tables present")
+}
+
+#[test]
+fn tablebase_play_keeps_the_win_in_kqvk_and_krvk() {
+    let starts = [
+        "8/8/8/4k3/8/8/8/KQ6 w - - 0 1",
+        "8/8/3k4/8/8/8/8/R3K3 w - - 0 1",
+        "k7/8/8/8/8/8/8/6RK b - - 0 1",
+        "8/8/8/8/3K4/8/q7/7k b - - 0 1",
+    ];
+    let tables = syzygy();
+    for fen in starts {
+        let mut engine = Engine::new(4);
+        engine.set_syzygy(Some(syzygy()));
+        let mut game = board(fen);
+        let winner = if game.position().color(pawnstorm::Color::White).count() > 1 {
+            pawnstorm::Color::White
+        } else {
+            pawnstorm::Color::Black
+        };
+        let mut history = Vec::new();
+        let mut mated = false;
+        for _ in 0..120 {
+            if count_legal_moves(&game) == 0 {
+                mated = game.in_check();
+                break;
+            }
+            let control = Control::default();
+            let limits = Limits::depth(if game.side_to_move() == winner { 6 } else { 2 });
+            let result = engine.search(&game, &history, &[], &limits, &control, &mut |_| {});
+            let mv = result
+                .best
+                .unwrap_or_else(|| panic!("{fen}: no move at {}", game.to_fen()));
+            history.push(game.key());
+            game = game.play(mv);
+            if game.side_to_move() != winner && count_legal_moves(&game) > 0 {
+                let outcome = tables.probe_wdl(&game);
+                // From the loser's side, still lost.
+                assert_eq!(
+                    outcome,
+                    Some(pawnstorm::search::tb::Outcome::Loss),
+                    "{fen}: the win slipped at {}",
+                    game.to_fen()
+                );
+            }
+            assert!(game.position().halfmove_clock() < 100, "{fen}: fifty moves");
+        }
+        assert!(mated, "{fen}: no mate in 120 plies, at {}", game.to_fen());
+    }
+}
+
+#[test]
+fn tablebase_scores_reach_the_root() {
+    let mut engine = Engine::new(4);
+    engine.set_syzygy(Some(syzygy()));
+    let (result, infos) = search(
+        &mut engine,
+        &board("8/8/8/4k3/8/8/8/KR6 w - - 0 1"),
+        &Limits::depth(3),
+    );
+    assert!(
+        result.score >= TB_WIN_BOUND || result.score > 1000,
+        "{}",
+        result.score
+    );
+    assert!(infos.last().expect("info").tbhits > 0);
+}
