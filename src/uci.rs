@@ -132,12 +132,17 @@ impl Uci {
     /// The engine, once no search holds it (a finished search is joined; a running one
     /// makes this `None` with a complaint).
     fn engine_idle(&mut self) -> Option<&mut Engine> {
-        if self.search.as_ref().is_some_and(|h| !h.is_finished()) {
+        if self.searching() {
             complain("busy: the search is running (send stop first)");
             return None;
         }
         self.finish_search(false);
         self.engine.as_mut()
+    }
+
+    /// Whether a search is under way (it has not yet found its answer).
+    fn searching(&self) -> bool {
+        self.search.is_some() && !self.control.done.load(Ordering::Acquire)
     }
 
     /// Waits for the search thread (stopping it first if `stop`) and takes the engine back.
@@ -169,8 +174,7 @@ impl Uci {
         let value = value_at
             .map(|i| args[i + 1..].join(" "))
             .unwrap_or_default();
-        let busy = self.search.as_ref().is_some_and(|h| !h.is_finished());
-        if busy {
+        if self.searching() {
             complain("setoption: ignored while searching");
             return;
         }
@@ -332,6 +336,7 @@ impl Uci {
                     &control,
                     &mut |info| say(&info_line(info, chess960)),
                 );
+                control.done.store(true, Ordering::Release);
                 say(&bestmove_line(&result, chess960));
                 engine
             });

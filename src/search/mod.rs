@@ -30,6 +30,9 @@ pub struct Control {
     pub stop: AtomicBool,
     /// Set while the search ponders; cleared by `ponderhit`.
     pub pondering: AtomicBool,
+    /// Set by the search thread once it has its answer (before it says `bestmove`), so a
+    /// command right after `bestmove` waits for the thread instead of finding it busy.
+    pub done: AtomicBool,
 }
 
 impl Control {

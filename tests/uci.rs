@@ -1,0 +1,398 @@
+//! UCI sessions over pipes with the real binary: the handshake, options, every `go` form,
+//! `stop` and `ponderhit` during a search, and input a GUI should never send.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::{Duration, Instant};
+
+use common::fixture;
+
+/// A generous bound for answers that should come at once: only a hang fails it.
+const PATIENCE: Duration = Duration::from_secs(30);
+
+struct Engine {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<String>,
+    errors: Receiver<String>,
+}
+
+fn reader(stream: impl std::io::Read + Send + 'static) -> Receiver<String> {
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stream).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+impl Engine {
+    fn start(args: &[&str]) -> Engine {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_pawnstorm"))
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the binary starts");
+        let stdin = child.stdin.take().expect("stdin");
+        let lines = reader(child.stdout.take().expect("stdout"));
+        let errors = reader(child.stderr.take().expect("stderr"));
+        Engine {
+            child,
+            stdin,
+            lines,
+            errors,
+        }
+    }
+
+    fn send(&mut self, line: &str) {
+        writeln!(self.stdin, "{line}").expect("the engine reads");
+        self.stdin.flush().expect("flush");
+    }
+
+    /// Lines up to and including the first that starts with `prefix`.
+    fn until(&mut self, prefix: &str) -> Vec<String> {
+        let deadline = Instant::now() + PATIENCE;
+        let mut seen = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    let done = line.starts_with(prefix);
+                    seen.push(line);
+                    if done {
+                        return seen;
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => panic!("no {prefix:?} in time; saw {seen:?}"),
+                Err(RecvTimeoutError::Disconnected) => panic!("engine exited; saw {seen:?}"),
+            }
+        }
+    }
+
+    /// Whatever standard error has said so far.
+    fn stderr(&self) -> Vec<String> {
+        std::thread::sleep(Duration::from_millis(100));
+        self.errors.try_iter().collect()
+    }
+
+    fn ready(&mut self) {
+        self.send("isready");
+        self.until("readyok");
+    }
+
+    fn quit(mut self) {
+        self.send("quit");
+        let status = self.child.wait().expect("exits");
+        assert!(status.success(), "{status}");
+    }
+}
+
+fn bestmove(lines: &[String]) -> String {
+    let last = lines.last().expect("a line");
+    last.split_whitespace().nth(1).expect("a move").to_string()
+}
+
+/// The legal moves of a position in UCI text, from the library.
+fn legal(fen: Option<&str>, moves: &[&str]) -> Vec<String> {
+    use pawnstorm::movegen::{Board, Move, MoveList, legal_moves};
+    let mut board = fen.map_or_else(Board::startpos, |f| Board::from_fen(f).expect("fen"));
+    for text in moves {
+        board = board.play(Move::from_uci(text, &board, false).expect("legal"));
+    }
+    let mut list = MoveList::new();
+    legal_moves(&board, &mut list);
+    list.iter().map(|m| m.uci(false).to_string()).collect()
+}
+
+#[test]
+fn handshake_lists_the_options() {
+    let mut engine = Engine::start(&[]);
+    engine.send("uci");
+    let lines = engine.until("uciok");
+    assert!(lines[0].starts_with("id name pawnstorm"), "{lines:?}");
+    assert!(lines.iter().any(|l| l.starts_with("id author")));
+    for option in [
+        "option name Hash type spin default 16 min 1 max 65536",
+        "option name Threads type spin",
+        "option name Clear Hash type button",
+        "option name Move Overhead type spin default 30",
+        "option name SyzygyPath type string",
+        "option name MultiPV type spin default 1",
+        "option name Weights type string",
+    ] {
+        assert!(lines.iter().any(|l| l.starts_with(option)), "{option}");
+    }
+    engine.ready();
+    engine.quit();
+}
+
+#[test]
+fn the_uci_subcommand_is_the_same_loop() {
+    let mut engine = Engine::start(&["uci"]);
+    engine.send("uci");
+    engine.until("uciok");
+    engine.quit();
+}
+
+#[test]
+fn every_go_form_answers_with_a_legal_move() {
+    let mut engine = Engine::start(&[]);
+    engine.send("uci");
+    engine.until("uciok");
+    engine.send("ucinewgame");
+    engine.send("position startpos moves e2e4 e7e5 g1f3");
+    let legal = legal(None, &["e2e4", "e7e5", "g1f3"]);
+    for go in [
+        "go depth 4",
+        "go nodes 5000",
+        "go movetime 100",
+        "go wtime 1000 btime 1000 winc 10 binc 10",
+        "go wtime 5000 btime 5000 movestogo 2",
+        "go btime 100 wtime 100",
+        "go depth 3 searchmoves b8c6 d7d6",
+    ] {
+        engine.send(go);
+        let lines = engine.until("bestmove");
+        let mv = bestmove(&lines);
+        assert!(legal.contains(&mv), "{go}: {mv}");
+        if go.contains("searchmoves") {
+            assert!(mv == "b8c6" || mv == "d7d6", "{mv}");
+        }
+        let info = lines
+            .iter()
+            .rev()
+            .find(|l| l.starts_with("info depth"))
+            .expect("info");
+        for field in [
+            "seldepth", "multipv", "score", "nodes", "nps", "hashfull", "tbhits", "time", "pv",
+        ] {
+            assert!(
+                info.split_whitespace().any(|w| w == field),
+                "{go}: {field} in {info}"
+            );
+        }
+        if go == "go depth 4" {
+            assert!(info.starts_with("info depth 4 "), "{info}");
+        }
+        if go == "go nodes 5000" {
+            let nodes: u64 = field(info, "nodes").parse().expect("nodes");
+            assert!(nodes <= 5000, "{info}");
+        }
+    }
+    engine.quit();
+}
+
+fn field<'a>(line: &'a str, name: &str) -> &'a str {
+    let mut words = line.split_whitespace();
+    words.find(|w| *w == name);
+    words
+        .next()
+        .unwrap_or_else(|| panic!("no {name} in {line}"))
+}
+
+#[test]
+fn go_mate_reports_the_mate() {
+    let mut engine = Engine::start(&[]);
+    engine.send("position fen r2qkb1r/pp2nppp/3p4/2pNN1B1/2BnP3/3P4/PPP2PPP/R2bK2R w KQkq - 1 1");
+    engine.send("go mate 2");
+    let lines = engine.until("bestmove");
+    assert_eq!(bestmove(&lines), "d5f6");
+    let info = lines
+        .iter()
+        .rev()
+        .find(|l| l.starts_with("info depth"))
+        .expect("info");
+    assert!(info.contains("score mate 2 "), "{info}");
+    engine.quit();
+}
+
+#[test]
+fn infinite_searches_until_stop_and_stop_answers_at_once() {
+    let mut engine = Engine::start(&[]);
+    engine.send("position startpos");
+    engine.send("go infinite");
+    std::thread::sleep(Duration::from_millis(300));
+    // Still searching: it answers isready meanwhile, with no bestmove before stop.
+    engine.send("isready");
+    let lines = engine.until("readyok");
+    assert!(
+        !lines.iter().any(|l| l.starts_with("bestmove")),
+        "{lines:?}"
+    );
+    engine.send("stop");
+    let lines = engine.until("bestmove");
+    assert!(legal(None, &[]).contains(&bestmove(&lines)));
+    engine.quit();
+}
+
+#[test]
+fn ponder_waits_for_ponderhit() {
+    let mut engine = Engine::start(&[]);
+    engine.send("position startpos moves e2e4");
+    engine.send("go ponder wtime 2000 btime 2000");
+    std::thread::sleep(Duration::from_millis(300));
+    engine.send("isready");
+    let lines = engine.until("readyok");
+    assert!(
+        !lines.iter().any(|l| l.starts_with("bestmove")),
+        "{lines:?}"
+    );
+    engine.send("ponderhit");
+    let lines = engine.until("bestmove");
+    assert!(legal(None, &["e2e4"]).contains(&bestmove(&lines)));
+    engine.quit();
+}
+
+#[test]
+fn multipv_gives_one_line_per_rank() {
+    let mut engine = Engine::start(&[]);
+    engine.send("setoption name MultiPV value 3");
+    engine.send("position startpos");
+    engine.send("go depth 5");
+    let lines = engine.until("bestmove");
+    let last: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.starts_with("info depth 5 "))
+        .collect();
+    let ranks: Vec<&str> = last.iter().map(|l| field(l, "multipv")).collect();
+    assert_eq!(ranks, ["1", "2", "3"], "{last:?}");
+    engine.quit();
+}
+
+#[test]
+fn garbage_never_kills_the_loop() {
+    let mut engine = Engine::start(&[]);
+    for line in [
+        "",
+        "   ",
+        "hello world",
+        "position",
+        "position fen not a fen",
+        "position fen 8/8/8/8/8/8/8/8 w - - 0 1",
+        "position fen rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR x KQkq - 0 1",
+        "position fen 8/8/8/4k3/8/8/8/Q3K3 w - - 0 1",
+        "position startpos moves e2e5",
+        "position startpos moves zz",
+        "position startpos moves e2e4 e7e5 e1e3",
+        "go depth x",
+        "go nodes -5 depth",
+        "go perft",
+        "setoption",
+        "setoption name",
+        "setoption name Hash value abc",
+        "setoption name Hash value 0",
+        "setoption name MultiPV value 999",
+        "setoption name NoSuchOption value 1",
+        "setoption name Weights value /no/such/file",
+        "setoption name SyzygyPath value /no/such/dir",
+        "ponderhit",
+        "stop",
+        "\u{00e9}\u{00e8} \u{1F600}",
+    ] {
+        engine.send(line);
+    }
+    engine.ready();
+    let complaints = engine.stderr();
+    assert!(complaints.len() >= 15, "{complaints:?}");
+    assert!(
+        !complaints.iter().any(|l| l.contains("panicked")),
+        "{complaints:?}"
+    );
+    // The illegal move left the position after e2e4 e7e5; the engine plays White from it.
+    engine.send("go depth 3");
+    let lines = engine.until("bestmove");
+    assert!(legal(None, &["e2e4", "e7e5"]).contains(&bestmove(&lines)));
+    engine.quit();
+}
+
+#[test]
+fn a_position_without_moves_gets_bestmove_0000() {
+    let mut engine = Engine::start(&[]);
+    engine.send("position fen R5k1/5ppp/8/8/8/8/5PPP/6K1 b - - 0 1");
+    engine.send("go depth 5");
+    let lines = engine.until("bestmove");
+    assert_eq!(lines.last().map(String::as_str), Some("bestmove 0000"));
+    assert!(
+        lines.iter().any(|l| l.contains("score mate 0")),
+        "{lines:?}"
+    );
+    engine.quit();
+}
+
+#[test]
+fn perft_d_and_eval_as_stockfish() {
+    let mut engine = Engine::start(&[]);
+    engine.send("position startpos");
+    engine.send("go perft 3");
+    let lines = engine.until("Nodes searched");
+    assert_eq!(
+        lines.last().map(String::as_str),
+        Some("Nodes searched: 8902")
+    );
+    assert_eq!(lines.iter().filter(|l| l.contains(": ")).count(), 21);
+    engine.send("d");
+    let lines = engine.until("Checkers");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("FEN: rnbqkbnr/pppppppp")),
+        "{lines:?}"
+    );
+    engine.send("eval");
+    let lines = engine.until("Final evaluation");
+    assert!(lines.iter().any(|l| l.contains("material")), "{lines:?}");
+    engine.quit();
+}
+
+#[test]
+fn syzygy_and_weights_options_take_effect() {
+    let mut engine = Engine::start(&[]);
+    engine.send(&format!(
+        "setoption name SyzygyPath value {}",
+        fixture("syzygy")
+    ));
+    engine.until("info string Syzygy");
+    engine.send("position fen 8/8/8/4k3/8/8/8/KR6 w - - 0 1");
+    engine.send("go depth 4");
+    let lines = engine.until("bestmove");
+    let info = lines
+        .iter()
+        .rev()
+        .find(|l| l.starts_with("info depth"))
+        .expect("info");
+    assert_ne!(field(info, "tbhits"), "0", "{info}");
+
+    // A weights file that makes knights worthless changes the evaluation.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("w.txt");
+    std::fs::write(&path, "material.knight 0 0\n").expect("write");
+    engine.send("position fen 4k3/p7/8/8/8/8/P7/1N2K3 w - - 0 1");
+    engine.send("eval");
+    let before = engine.until("Final evaluation");
+    engine.send(&format!("setoption name Weights value {}", path.display()));
+    engine.send("eval");
+    let after = engine.until("Final evaluation");
+    assert_ne!(before.last(), after.last());
+    engine.send("setoption name Weights value <empty>");
+    engine.send("eval");
+    assert_eq!(engine.until("Final evaluation").last(), before.last());
+    engine.quit();
+}
+
+#[test]
+fn end_of_input_ends_the_loop() {
+    let mut engine = Engine::start(&[]);
+    engine.send("go depth 2");
+    engine.until("bestmove");
+    drop(engine.stdin);
+    let status = engine.child.wait().expect("exits");
+    assert!(status.success());
+}
