@@ -241,18 +241,17 @@ const DELIBERATE: PositionErrorKinds = PositionErrorKinds::OPPOSITE_CHECK
 /// them, by rook file). `Err(None)`: shakmaty cannot parse the text at all.
 fn shakmaty_position(text: &str) -> Result<Chess, Option<PositionErrorKinds>> {
     let fen = Fen::from_ascii(text.as_bytes()).map_err(|_| None)?;
-    fen.clone()
-        .into_position::<Chess>(CastlingMode::Standard)
-        .or_else(|e| {
+    match fen.clone().into_position::<Chess>(CastlingMode::Standard) {
+        Ok(position) => Ok(position),
+        Err(e)
             if e.kinds()
-                .contains(PositionErrorKinds::INVALID_CASTLING_RIGHTS)
-            {
-                fen.into_position(CastlingMode::Chess960)
-            } else {
-                Err(e)
-            }
-        })
-        .map_err(|e| Some(e.kinds()))
+                .contains(PositionErrorKinds::INVALID_CASTLING_RIGHTS) =>
+        {
+            fen.into_position(CastlingMode::Chess960)
+                .map_err(|e| Some(e.kinds()))
+        }
+        Err(e) => Err(Some(e.kinds())),
+    }
 }
 
 /// Random placements: kings, pawns and pieces anywhere, random castling and en-passant
