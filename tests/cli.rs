@@ -317,3 +317,16 @@ fn show_draws_a_fen_or_a_db_row_and_explains_a_bad_fen() {
         parse_fen(&fen4.join(" ")).unwrap()
     );
 }
+
+/// No subcommand is how GUIs start a UCI engine. Until the UCI loop is wired into
+/// `main.rs`'s marked arm, it prints help to stderr and exits 2; that change replaces this
+/// test with a UCI session.
+#[test]
+fn no_subcommand_prints_help_to_stderr_and_exits_2() {
+    let output = pawnstorm(&[]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(output.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("Usage: pawnstorm"), "{stderr}");
+    assert!(stderr.contains("perft"), "{stderr}");
+}
