@@ -1,12 +1,12 @@
 //! `Position`: the board as six piece-type and two colour bitboards, plus the state that FEN
 //! carries. Construction always validates, so every `Position` that exists is well formed.
-
-use std::fmt;
+//!
+//! This is the bottom of the crate's chess types: it imports neither `fen` nor `zobrist`.
+//! Those sit above it and add their own methods to `Position` (`Position::startpos`,
+//! `to_fen`, `Display` and `Debug` in `fen`; `zobrist` and `pawn_key` in `zobrist`).
 
 use pawnstorm_kernels::{Bitboard, Color, File, Rank, Square};
 use thiserror::Error;
-
-use crate::zobrist;
 
 /// A kind of piece, without its colour. The discriminant indexes `Position`'s piece boards.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -192,11 +192,6 @@ pub struct PositionParts {
 }
 
 impl Position {
-    /// The standard starting position.
-    pub fn startpos() -> Position {
-        crate::fen::parse_fen(crate::fen::STARTPOS).expect("the start position is valid")
-    }
-
     /// Validates `parts`: one king a side, no pawn on rank 1 or 8, at most 16 pieces a side,
     /// castling rights only with king and rook on their squares, an en-passant square only
     /// where the side not to move could just have double-pushed.
@@ -397,20 +392,6 @@ impl Position {
         (!(attackers & ours).is_empty()).then_some(square)
     }
 
-    /// Zobrist key of the whole position (pieces, side to move, castling, capturable e.p.).
-    pub fn zobrist(&self) -> u64 {
-        zobrist::full_key(self)
-    }
-
-    /// Zobrist key of the pawns of both colours only, as the pawn hash table needs.
-    pub fn pawn_key(&self) -> u64 {
-        zobrist::pawn_key(self)
-    }
-
-    pub fn to_fen(&self) -> String {
-        crate::fen::write_fen(self)
-    }
-
     pub fn parts(&self) -> PositionParts {
         PositionParts {
             pieces: self.pieces,
@@ -458,33 +439,4 @@ pub(crate) fn back_rank(color: Color) -> Rank {
         Color::Black => Rank::new(7),
     }
     .expect("ranks 0 and 7 exist")
-}
-
-impl fmt::Debug for Position {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Position({})", self.to_fen())
-    }
-}
-
-/// A board diagram, rank 8 at the top, then the FEN and the keys.
-impl fmt::Display for Position {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let border = "  +---+---+---+---+---+---+---+---+";
-        for rank in (0..8u8).rev() {
-            writeln!(f, "{border}")?;
-            write!(f, "{} |", rank + 1)?;
-            for file in 0..8u8 {
-                let square = Square::new(rank * 8 + file).expect("in range");
-                let c = self.piece_at(square).map_or(' ', Piece::fen_char);
-                write!(f, " {c} |")?;
-            }
-            writeln!(f)?;
-        }
-        writeln!(f, "{border}")?;
-        writeln!(f, "    a   b   c   d   e   f   g   h")?;
-        writeln!(f)?;
-        writeln!(f, "FEN: {}", self.to_fen())?;
-        writeln!(f, "Key: {:016X}", self.zobrist())?;
-        write!(f, "Pawn key: {:016X}", self.pawn_key())
-    }
 }

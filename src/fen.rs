@@ -3,6 +3,10 @@
 //! Both the six-field form and the four-field form (no clocks, as EPD writes positions) are
 //! read; the clocks then default to `0 1`. Castling rights are read as standard `KQkq`,
 //! X-FEN (`K` = the outermost rook on that side) or Shredder-FEN file letters (`HAha`).
+//!
+//! The `Position` methods that go through FEN text (`startpos`, `to_fen`, `Debug`, the
+//! `Display` diagram) live here rather than in `board`, so that `board` depends on no
+//! text format.
 
 use std::fmt::{self, Write};
 
@@ -700,6 +704,47 @@ fn parse_castling(
         rights.set(color, side, Some(file));
     }
     Ok(rights)
+}
+
+impl Position {
+    /// The standard starting position.
+    pub fn startpos() -> Position {
+        parse_fen(STARTPOS).expect("the start position is valid")
+    }
+
+    /// The six-field FEN (see `write_fen`).
+    pub fn to_fen(&self) -> String {
+        write_fen(self)
+    }
+}
+
+impl fmt::Debug for Position {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Position({})", self.to_fen())
+    }
+}
+
+/// A board diagram, rank 8 at the top, then the FEN and the keys.
+impl fmt::Display for Position {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let border = "  +---+---+---+---+---+---+---+---+";
+        for rank in (0..8u8).rev() {
+            writeln!(f, "{border}")?;
+            write!(f, "{} |", rank + 1)?;
+            for file in 0..8u8 {
+                let square = Square::new(rank * 8 + file).expect("in range");
+                let c = self.piece_at(square).map_or(' ', Piece::fen_char);
+                write!(f, " {c} |")?;
+            }
+            writeln!(f)?;
+        }
+        writeln!(f, "{border}")?;
+        writeln!(f, "    a   b   c   d   e   f   g   h")?;
+        writeln!(f)?;
+        writeln!(f, "FEN: {}", self.to_fen())?;
+        writeln!(f, "Key: {:016X}", self.zobrist())?;
+        write!(f, "Pawn key: {:016X}", self.pawn_key())
+    }
 }
 
 /// Writes the six-field FEN. Castling is written `KQkq` where the right's rook is the

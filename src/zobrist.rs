@@ -85,6 +85,18 @@ pub(crate) fn pawn_key(position: &Position) -> u64 {
     pieces_key(position, &[PieceType::Pawn])
 }
 
+impl Position {
+    /// Zobrist key of the whole position (pieces, side to move, castling, capturable e.p.).
+    pub fn zobrist(&self) -> u64 {
+        full_key(self)
+    }
+
+    /// Zobrist key of the pawns of both colours only, as the pawn hash table needs.
+    pub fn pawn_key(&self) -> u64 {
+        pawn_key(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::HashSet;

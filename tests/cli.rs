@@ -317,3 +317,29 @@ fn show_draws_a_fen_or_a_db_row_and_explains_a_bad_fen() {
         parse_fen(&fen4.join(" ")).unwrap()
     );
 }
+
+/// No subcommand is how GUIs start a UCI engine: the binary alone speaks UCI.
+#[test]
+fn no_subcommand_runs_the_uci_loop() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pawnstorm"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"uci\nisready\nquit\n")
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success());
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("uciok") && stdout.contains("readyok"),
+        "{stdout}"
+    );
+}

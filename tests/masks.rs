@@ -46,7 +46,7 @@ struct Reference {
     distances: [u64; 2],
 }
 
-/// `DESIGN.md`'s definitions, literally, for `color`.
+/// The definitions of `docs/DEFINITIONS.md`, literally, for `color`.
 fn reference(position: &Position, color: Color) -> Reference {
     let own = position.pieces(color, PieceType::Pawn).0;
     let enemy = position.pieces(!color, PieceType::Pawn).0;

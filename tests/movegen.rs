@@ -1,18 +1,23 @@
 //! Move generation against shakmaty on random playouts (standard and Chess960), the
 //! captures/quiets split, incremental keys against keys from scratch, UCI text, and draws
 //! by repetition and the fifty-move rule.
+//!
+//! In the playouts shakmaty plays every move beside pawnstorm (the move passed as UCI text),
+//! so the oracle's position comes from its own move making, never from pawnstorm's FEN, and
+//! the two FENs are compared after every move.
 
 mod common;
 
 use std::collections::BTreeSet;
 
+use pawnstorm::fen::STARTPOS;
 use pawnstorm::movegen::{
     Board, Game, Move, MoveList, Outcome, captures, count_legal_moves, is_fifty_move_draw,
     legal_moves, quiets,
 };
 use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;
-use shakmaty::{CastlingMode, Chess, Position as _};
+use shakmaty::{CastlingMode, Chess, EnPassantMode, Position as _};
 
 use common::{Rng, read_fixture};
 
@@ -82,14 +87,22 @@ fn oracle(fen: &str) -> Chess {
         .unwrap_or_else(|e| panic!("shakmaty accepts {fen}: {e}"))
 }
 
-/// Compares one position with shakmaty and checks our own invariants; returns its moves.
-fn check_position(board: &Board) -> MoveList {
+/// The oracle's FEN in `Board`'s convention: an en-passant square is kept when a pawn of the
+/// side to move stands beside the pawn that double-pushed (X-FEN's rule, shakmaty's
+/// `PseudoLegal`), whether or not the capture is legal.
+fn oracle_fen(reference: &Chess) -> String {
+    Fen::from_position(reference, EnPassantMode::PseudoLegal).to_string()
+}
+
+/// Compares one position with shakmaty's `reference` (the same position, reached by
+/// shakmaty's own moves) and checks our own invariants; returns its moves.
+fn check_position(board: &Board, reference: &Chess) -> MoveList {
     let fen = board.to_fen();
+    assert_eq!(fen, oracle_fen(reference), "FEN differs from shakmaty's");
     let moves = moves_of(board);
     let ours = uci_set(&moves);
     assert_eq!(ours.len(), moves.len(), "{fen}: a move generated twice");
 
-    let reference = oracle(&fen);
     let theirs: BTreeSet<String> = reference
         .legal_moves()
         .iter()
@@ -137,15 +150,32 @@ fn check_position(board: &Board) -> MoveList {
     moves
 }
 
-/// Plays random legal moves from `start`, checking each position; returns how many.
-fn playout(start: &Board, plies: usize, rng: &mut Rng) -> usize {
-    let mut board = start.clone();
+/// Plays random legal moves from `fen` on a `Board` and on shakmaty's `Chess` side by side,
+/// checking each position; returns how many.
+fn playout(fen: &str, plies: usize, rng: &mut Rng) -> usize {
+    let mut board = Board::from_fen(fen).unwrap_or_else(|e| panic!("{fen}: {e}"));
+    let mut reference = oracle(fen);
+    let mut line = Vec::new();
     for ply in 0..plies {
-        let moves = check_position(&board);
+        let moves = check_position(&board, &reference);
         if moves.is_empty() {
             return ply + 1;
         }
-        board = board.play(moves[rng.below(moves.len())]);
+        let mv = moves[rng.below(moves.len())];
+        let text = mv.uci(true).to_string();
+        line.push(text.clone());
+        let theirs = text
+            .parse::<UciMove>()
+            .unwrap_or_else(|e| panic!("{fen} moves {line:?}: shakmaty reads {text}: {e}"))
+            .to_move(&reference)
+            .unwrap_or_else(|e| panic!("{fen} moves {line:?}: illegal for shakmaty: {e}"));
+        reference.play_unchecked(theirs);
+        board = board.play(mv);
+        assert_eq!(
+            board.to_fen(),
+            oracle_fen(&reference),
+            "{fen} moves {line:?}: FEN differs from shakmaty's"
+        );
     }
     plies
 }
@@ -162,17 +192,10 @@ fn suite_fens(name: &str) -> Vec<String> {
 #[test]
 fn random_playouts_agree_with_shakmaty_on_over_ten_thousand_positions() {
     let mut rng = Rng(0x5eed_1234_abcd_ef01);
-    let mut starts: Vec<Board> = vec![Board::startpos(); 40];
-    starts.extend((0..960).step_by(24).map(|n| {
-        Board::from_fen(&chess960_fen(n)).unwrap_or_else(|e| panic!("{}: {e}", chess960_fen(n)))
-    }));
+    let mut starts: Vec<String> = vec![STARTPOS.to_string(); 40];
+    starts.extend((0..960).step_by(24).map(chess960_fen));
     for name in ["perft/perftsuite.epd", "perft/frc-perftsuite.epd"] {
-        starts.extend(
-            suite_fens(name)
-                .iter()
-                .step_by(4)
-                .map(|fen| Board::from_fen(fen).unwrap_or_else(|e| panic!("{fen}: {e}"))),
-        );
+        starts.extend(suite_fens(name).into_iter().step_by(4));
     }
     let positions: usize = starts
         .iter()
@@ -187,7 +210,7 @@ fn chess960_start_positions_are_all_accepted_and_agree_with_shakmaty() {
     for n in 0..960 {
         let fen = chess960_fen(n);
         let board = Board::from_fen(&fen).unwrap_or_else(|e| panic!("{fen}: {e}"));
-        check_position(&board);
+        check_position(&board, &oracle(&fen));
         seen.insert(fen);
     }
     assert_eq!(seen.len(), 960);

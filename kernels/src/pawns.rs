@@ -1,5 +1,5 @@
 //! Pawn kernels per colour: moves (as the bitboard pawn rules give them) and structure
-//! masks (as `DESIGN.md` defines them). "Ahead" is toward the colour's promotion rank.
+//! masks (as `docs/DEFINITIONS.md` defines them). "Ahead" is toward the colour's promotion rank.
 
 use crate::geometry::*;
 use crate::{Color, Lanes};

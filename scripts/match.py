@@ -1,0 +1,404 @@
+#!/usr/bin/env python3
+"""Plays a match between two UCI engines and reports the score and the Elo difference.
+
+Engine A (default: pawnstorm's release build, started with no arguments, which speaks
+UCI) plays engine B (default: Stockfish, weakened with --elo) from a file of balanced
+openings, each opening twice with colours swapped, with clocks this script keeps itself.
+
+    scripts/setup.sh                      # once: virtualenv with python-chess, Stockfish
+    cargo build --release
+    target/match-venv/bin/python scripts/match.py --games 40 --elo 1500 --tc 10+0.1
+
+Rules:
+- The game ends as python-chess's rules say: checkmate, stalemate, insufficient
+  material, threefold repetition and the fifty-move rule (both claimed at once, as
+  tournament managers adjudicate them), and the 75-move and fivefold rules.
+- Each side has a clock: base seconds, plus the increment after each of its moves. The
+  time a move takes is measured around the engine call (sending the position, `go`,
+  waiting for `bestmove`), so it includes the pipe and the Python overhead; a side loses
+  on time only when its clock goes below -MARGIN (--margin-ms, default 100 ms), so that
+  this overhead does not decide games. An engine that has not answered by its clock plus
+  the margin plus one second is stopped and loses on time.
+- An illegal or unparsable move, or no move in a position that has one, loses; so does an
+  engine that crashes or fails to start. Each is counted and written into the PGN.
+"""
+
+from __future__ import annotations
+
+import argparse
+import faulthandler
+import signal
+import asyncio
+import concurrent.futures
+import math
+import os
+import shlex
+import shutil
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+try:
+    import chess
+    import chess.engine
+    import chess.pgn
+except ImportError:
+    sys.exit("python-chess is missing: run scripts/setup.sh and use target/match-venv/bin/python")
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_ENGINE_A = str(ROOT / "target" / "release" / "pawnstorm")
+DEFAULT_ENGINE_B = "/usr/games/stockfish"
+DEFAULT_OPENINGS = ROOT / "fixtures" / "openings"
+# Grace beyond the clock (and the margin) before an engine that does not answer is stopped.
+HANG_GRACE = 1.0
+
+
+@dataclass
+class Opening:
+    name: str
+    board: chess.Board
+
+
+@dataclass
+class EngineSpec:
+    label: str
+    command: list[str]
+    options: dict[str, str]
+
+
+@dataclass
+class GameResult:
+    number: int
+    opening: str
+    a_is_white: bool
+    result: str  # PGN result, White's view
+    termination: str  # why the game ended
+    loser_fault: str | None = None  # "time", "illegal", "crash" for the side that lost by it
+    fault_side: str | None = None  # "A" or "B"
+    plies: int = 0
+    pgn: str = ""
+
+    @property
+    def score_a(self) -> float:
+        if self.result == "1/2-1/2":
+            return 0.5
+        white_won = self.result == "1-0"
+        return 1.0 if white_won == self.a_is_white else 0.0
+
+
+@dataclass
+class Tally:
+    results: list[GameResult] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def parse_tc(text: str) -> tuple[float, float]:
+    base, _, inc = text.partition("+")
+    try:
+        return float(base), float(inc or 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a time control like 10+0.1")
+
+
+def parse_option(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"{text!r} is not NAME=VALUE")
+    return name.strip(), value.strip()
+
+
+def read_openings(path: Path) -> list[Opening]:
+    """EPD or FEN lines (blank lines and # comments skipped), or PGN games (the position at
+    the end of each game's main line); a directory reads every file in it, sorted."""
+    if path.is_dir():
+        openings = []
+        for child in sorted(p for p in path.iterdir() if p.is_file()):
+            openings.extend(read_openings(child))
+        return openings
+    if path.suffix.lower() == ".pgn":
+        openings = []
+        with open(path, encoding="utf-8", errors="replace") as f:
+            while (game := chess.pgn.read_game(f)) is not None:
+                board = game.end().board()
+                name = game.headers.get("Opening") or f"{path.name}#{len(openings) + 1}"
+                openings.append(Opening(name, board))
+        return openings
+    openings = []
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            fields = line.split()
+            try:
+                # Six fields with numeric clocks is a FEN; anything else is read as EPD.
+                if len(fields) >= 6 and fields[4].isdigit() and fields[5].isdigit():
+                    board = chess.Board(" ".join(fields[:6]))
+                    name = f"{path.name}:{number}"
+                else:
+                    board = chess.Board()
+                    ops = board.set_epd(line)
+                    name = str(ops.get("id") or f"{path.name}:{number}")
+            except ValueError as e:
+                sys.exit(f"{path}:{number}: not a FEN or EPD position: {e}")
+            openings.append(Opening(name, board))
+    return openings
+
+
+def start_engine(spec: EngineSpec) -> chess.engine.SimpleEngine:
+    engine = chess.engine.SimpleEngine.popen_uci(spec.command, stderr=None)
+    if spec.options:
+        engine.configure(spec.options)
+    return engine
+
+
+def stop_engine(engine: chess.engine.SimpleEngine | None) -> None:
+    if engine is None:
+        return
+    try:
+        engine.quit()
+    except Exception:
+        pass
+    try:
+        engine.close()
+    except Exception:
+        pass
+
+
+def engine_name(engine: chess.engine.SimpleEngine, spec: EngineSpec) -> str:
+    # Read once at start: a crashed engine's `id` raises.
+    return engine.id.get("name") or Path(spec.command[0]).name
+
+
+def play_move(engine, board, limit, deadline):
+    """`engine.play` with a deadline: python-chess sets none for clock-based limits, and a
+    hung engine must not hang the match."""
+    coro = asyncio.wait_for(engine.protocol.play(board, limit), deadline)
+    future = asyncio.run_coroutine_threadsafe(coro, engine.protocol.loop)
+    return future.result()
+
+
+def play_game(
+    number: int,
+    opening: Opening,
+    a_is_white: bool,
+    specs: dict[str, EngineSpec],
+    base: float,
+    inc: float,
+    margin: float,
+    tc_text: str,
+) -> GameResult:
+    white_label, black_label = ("A", "B") if a_is_white else ("B", "A")
+    engines: dict[str, chess.engine.SimpleEngine | None] = {"A": None, "B": None}
+    names = {label: Path(spec.command[0]).name for label, spec in specs.items()}
+    board = opening.board.copy(stack=False)
+    result = GameResult(number, opening.name, a_is_white, "*", "unterminated")
+
+    def forfeit(label: str, fault: str, termination: str) -> None:
+        result.result = "0-1" if label == white_label else "1-0"
+        result.loser_fault, result.fault_side = fault, label
+        result.termination = termination
+
+    try:
+        for label in ("A", "B"):
+            try:
+                engines[label] = start_engine(specs[label])
+                names[label] = engine_name(engines[label], specs[label])
+            except Exception as e:
+                forfeit(label, "crash", f"engine {label} failed to start: {e}")
+                return result
+        clocks = {chess.WHITE: base, chess.BLACK: base}
+        labels = {chess.WHITE: white_label, chess.BLACK: black_label}
+        while True:
+            outcome = board.outcome(claim_draw=True)
+            if outcome is not None:
+                result.result = outcome.result()
+                result.termination = outcome.termination.name.lower().replace("_", " ")
+                break
+            side = board.turn
+            label = labels[side]
+            engine = engines[label]
+            limit = chess.engine.Limit(
+                white_clock=max(clocks[chess.WHITE], 0.001),
+                black_clock=max(clocks[chess.BLACK], 0.001),
+                white_inc=inc,
+                black_inc=inc,
+            )
+            started = time.monotonic()
+            try:
+                played = play_move(engine, board, limit, clocks[side] + margin + HANG_GRACE)
+            except TimeoutError:
+                forfeit(label, "time", f"{label} did not answer in time")
+                break
+            except chess.engine.EngineTerminatedError as e:
+                forfeit(label, "crash", f"{label} crashed: {e}")
+                break
+            except chess.engine.EngineError as e:
+                forfeit(label, "illegal", f"{label} sent an illegal or unreadable move: {e}")
+                break
+            elapsed = time.monotonic() - started
+            clocks[side] -= elapsed
+            if clocks[side] < -margin:
+                forfeit(label, "time", f"{label} lost on time ({-clocks[side]:.3f} s over)")
+                break
+            clocks[side] += inc
+            move = played.move
+            if move is None or move not in board.legal_moves:
+                forfeit(label, "illegal", f"{label} sent no legal move ({move})")
+                break
+            board.push(move)
+    finally:
+        for engine in engines.values():
+            stop_engine(engine)
+        result.plies = len(board.move_stack)
+        game = chess.pgn.Game.from_board(board)
+        game.headers["Event"] = "pawnstorm match"
+        game.headers["Date"] = time.strftime("%Y.%m.%d")
+        game.headers["Round"] = str(number)
+        game.headers["White"] = names[white_label]
+        game.headers["Black"] = names[black_label]
+        game.headers["Result"] = result.result
+        game.headers["TimeControl"] = tc_text
+        game.headers["Opening"] = opening.name
+        game.headers["Termination"] = result.termination
+        result.pgn = str(game)
+    return result
+
+
+def elo_from_score(score: float) -> float:
+    if score <= 0.0:
+        return -math.inf
+    if score >= 1.0:
+        return math.inf
+    return -400.0 * math.log10(1.0 / score - 1.0)
+
+
+def summary(results: list[GameResult]) -> str:
+    n = len(results)
+    if n == 0:
+        return "no games played"
+    scores = [r.score_a for r in results]
+    wins = sum(1 for s in scores if s == 1.0)
+    draws = sum(1 for s in scores if s == 0.5)
+    losses = n - wins - draws
+    score = sum(scores) / n
+    sd = math.sqrt(sum((s - score) ** 2 for s in scores) / n)
+    stderr = sd / math.sqrt(n)
+    low, high = score - 1.96 * stderr, score + 1.96 * stderr
+    elo, elo_low, elo_high = elo_from_score(score), elo_from_score(low), elo_from_score(high)
+
+    def faults(kind: str, side: str) -> int:
+        return sum(1 for r in results if r.loser_fault == kind and r.fault_side == side)
+
+    lines = [
+        f"games {n}: A +{wins} ={draws} -{losses} (W/D/L from A's view), score {100 * score:.1f}%",
+        f"Elo difference (A - B): {elo:+.1f}, 95% interval [{elo_low:+.1f}, {elo_high:+.1f}]"
+        + (f" (+/- {(elo_high - elo_low) / 2:.1f})" if math.isfinite(elo_high - elo_low) else
+           " (a score of 0% or 100%, or bounds past them, has no finite Elo)"),
+        "losses on time: A {} B {}; illegal moves: A {} B {}; crashes: A {} B {}".format(
+            faults("time", "A"), faults("time", "B"),
+            faults("illegal", "A"), faults("illegal", "B"),
+            faults("crash", "A"), faults("crash", "B"),
+        ),
+    ]
+    return "\n".join(lines)
+
+
+def main() -> int:
+    # `kill -USR1 PID` prints every thread's stack: the way to see where a match hangs.
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
+    parser = argparse.ArgumentParser(
+        description="Play a match between two UCI engines (A vs B) and report the Elo difference.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    parser.add_argument("--engine-a", default=DEFAULT_ENGINE_A, help="command of engine A")
+    parser.add_argument("--engine-b", default=DEFAULT_ENGINE_B, help="command of engine B")
+    parser.add_argument("--option-a", action="append", default=[], type=parse_option,
+                        metavar="NAME=VALUE", help="UCI option for A (repeatable)")
+    parser.add_argument("--option-b", action="append", default=[], type=parse_option,
+                        metavar="NAME=VALUE", help="UCI option for B (repeatable)")
+    parser.add_argument("--elo", type=int, default=None,
+                        help="weaken B: UCI_LimitStrength true, UCI_Elo N (Stockfish: 1320..3190)")
+    parser.add_argument("--openings", type=Path, default=DEFAULT_OPENINGS,
+                        help="EPD/FEN lines or PGN games, or a directory of such files")
+    parser.add_argument("--games", type=int, default=None,
+                        help="games to play (default: two per opening)")
+    parser.add_argument("--concurrency", type=int, default=2, help="games played at once")
+    parser.add_argument("--tc", type=parse_tc, default=(10.0, 0.1), metavar="BASE+INC",
+                        help="seconds per game plus seconds added per move")
+    parser.add_argument("--margin-ms", type=float, default=100.0,
+                        help="overrun of its clock a side is allowed before it loses on time")
+    parser.add_argument("--pgn", type=Path, default=None, help="write every game to this PGN file")
+    args = parser.parse_args()
+
+    specs = {
+        "A": EngineSpec("A", shlex.split(args.engine_a), dict(args.option_a)),
+        "B": EngineSpec("B", shlex.split(args.engine_b), dict(args.option_b)),
+    }
+    if args.elo is not None:
+        specs["B"].options.setdefault("UCI_LimitStrength", "true")
+        specs["B"].options.setdefault("UCI_Elo", str(args.elo))
+    for spec in specs.values():
+        if not (os.access(spec.command[0], os.X_OK) or shutil.which(spec.command[0])):
+            hint = " (build it: cargo build --release)" if spec.command[0] == DEFAULT_ENGINE_A else ""
+            hint = hint or " (install it: scripts/setup.sh)"
+            sys.exit(f"engine {spec.label}: {spec.command[0]} is not an executable{hint}")
+
+    openings = read_openings(args.openings)
+    if not openings:
+        sys.exit(f"{args.openings}: no openings")
+    games = args.games if args.games is not None else 2 * len(openings)
+    base, inc = args.tc
+    tc_text = f"{base:g}+{inc:g}"
+    margin = args.margin_ms / 1000.0
+    print(
+        f"A: {' '.join(specs['A'].command)} {specs['A'].options or ''}\n"
+        f"B: {' '.join(specs['B'].command)} {specs['B'].options or ''}\n"
+        f"{games} games, tc {tc_text}, {len(openings)} openings from {args.openings}, "
+        f"concurrency {args.concurrency}",
+        flush=True,
+    )
+
+    tally = Tally()
+    pgn_file = open(args.pgn, "w", encoding="utf-8") if args.pgn else None
+
+    def run(number: int) -> GameResult:
+        # Game 2k and 2k+1 play opening k with colours swapped.
+        opening = openings[(number // 2) % len(openings)]
+        a_is_white = number % 2 == 0
+        return play_game(number + 1, opening, a_is_white, specs, base, inc, margin, tc_text)
+
+    try:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.concurrency)) as pool:
+            futures = [pool.submit(run, i) for i in range(games)]
+            for future in concurrent.futures.as_completed(futures):
+                r = future.result()
+                with tally.lock:
+                    tally.results.append(r)
+                    done = tally.results
+                    w = sum(1 for x in done if x.score_a == 1.0)
+                    d = sum(1 for x in done if x.score_a == 0.5)
+                    lost = len(done) - w - d
+                    colour = "white" if r.a_is_white else "black"
+                    print(
+                        f"game {r.number:>3} ({len(done)}/{games}) A {colour:<5} {r.result:<7} "
+                        f"{r.termination}, {r.plies} plies, opening {r.opening}; "
+                        f"A +{w} ={d} -{lost}",
+                        flush=True,
+                    )
+                    if pgn_file:
+                        pgn_file.write(r.pgn + "\n\n")
+                        pgn_file.flush()
+    except KeyboardInterrupt:
+        print("interrupted; the summary counts the games finished", file=sys.stderr)
+    finally:
+        if pgn_file:
+            pgn_file.close()
+    print(summary(sorted(tally.results, key=lambda r: r.number)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,279 @@
+//! `pawnstorm eval`: scores of every position of a DB (to .npy/.csv, or a histogram), or
+//! every term of one position (`--fen`).
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use clap::ValueEnum;
+
+use pawnstorm::Position;
+use pawnstorm::eval::batch::{self as eval_batch, BREAKDOWN_WIDTH, breakdown_names};
+use pawnstorm::eval::terms::Term;
+use pawnstorm::eval::{self, Prepared};
+use pawnstorm::features;
+use pawnstorm::fen;
+use pawnstorm::table::{ColumnType, TableWriter};
+
+use super::{Global, fen_error_with_caret, import, output, progress, weights};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// A position DB, or EPD/FEN lines ('-' for standard input)
+    #[arg(required_unless_present = "fen")]
+    input: Option<String>,
+    /// Evaluate this one position and print every term
+    #[arg(long, conflicts_with_all = ["input", "output", "terms", "threads"])]
+    fen: Option<String>,
+    /// Write the scores to this .npy or .csv file
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+    /// Add each term's mg, eg and final value, the phase, the scale and the rule
+    #[arg(long, requires = "output")]
+    terms: bool,
+    /// Point of view of the scores
+    #[arg(long, value_enum, default_value_t = Pov::White)]
+    pov: Pov,
+    /// Worker threads (default: one per core)
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Evaluation weights file (as `pawnstorm weights` writes it)
+    #[arg(long, value_name = "FILE")]
+    weights: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Pov {
+    /// White's point of view
+    White,
+    /// The side to move's
+    Stm,
+}
+
+pub fn run(args: Args, global: Global) -> Result<()> {
+    let start = Instant::now();
+    let prepared = Prepared::new(weights::load(args.weights.as_deref())?);
+    if let Some(text) = &args.fen {
+        let position = fen::parse_fen(text).map_err(|e| fen_error_with_caret(text, &e))?;
+        let mut out = output::stdout();
+        print_breakdown(&mut out, &position, &eval::breakdown(&prepared, &position))?;
+        out.flush()?;
+        return Ok(());
+    }
+    let input = args.input.as_deref().unwrap_or("-");
+    let (db, _imported) = import::open_or_import(input)?;
+    let path = if global.scalar {
+        features::Path::Scalar
+    } else {
+        features::Path::native()
+    };
+    let threads = args
+        .threads
+        .unwrap_or_else(rayon::current_num_threads)
+        .max(1);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .context("starting worker threads")?;
+    let bar = progress::positions_bar(db.len());
+    let n = db.block_size();
+    let stm_pov = args.pov == Pov::Stm;
+    // The side to move's point of view turns every score-like value round for Black.
+    let turn = |block: &pawnstorm::db::Block<'_>, row: usize, value: i32| {
+        if stm_pov && block.side_to_move[row] != 0 {
+            -value
+        } else {
+            value
+        }
+    };
+    let count = db.len();
+    match &args.output {
+        Some(output) => {
+            let width = if args.terms { BREAKDOWN_WIDTH } else { 1 };
+            let mut columns = Vec::new();
+            if args.terms
+                || output
+                    .extension()
+                    .is_some_and(|e| e.eq_ignore_ascii_case("csv"))
+            {
+                columns.push(("index".to_string(), ColumnType::U64));
+            }
+            if args.terms {
+                columns.extend(breakdown_names().into_iter().map(|n| (n, ColumnType::I32)));
+            } else {
+                columns.push(("score".to_string(), ColumnType::I32));
+            }
+            let with_index = columns[0].0 == "index";
+            let mut table = TableWriter::create(output, &columns, count)?;
+            let mut values = vec![0u64; columns.len()];
+            // Columns of a breakdown row that are scores (turned round for --pov stm).
+            let is_score: Vec<bool> = (0..width).map(|c| c == 0 || c >= 4).collect();
+            pool.install(|| {
+                eval_batch::for_each_block_ordered(
+                    &db,
+                    4 * threads,
+                    width,
+                    |block, out| {
+                        if args.terms {
+                            eval_batch::rows_breakdown(path, &prepared, block, 0..n, out);
+                        } else {
+                            eval_batch::rows_scores(path, &prepared, block, 0..n, out);
+                        }
+                        for row in 0..block.len {
+                            for (c, value) in out[row * width..][..width].iter_mut().enumerate() {
+                                if is_score[c] {
+                                    *value = turn(block, row, *value);
+                                }
+                            }
+                        }
+                    },
+                    |block, out, len| {
+                        for row in 0..len {
+                            let mut at = 0;
+                            if with_index {
+                                values[0] = (block * n + row) as u64;
+                                at = 1;
+                            }
+                            for (slot, value) in
+                                values[at..].iter_mut().zip(&out[row * width..][..width])
+                            {
+                                *slot = *value as i64 as u64;
+                            }
+                            table.write_row(&values)?;
+                        }
+                        bar.set_position(((block + 1) * n).min(count as usize) as u64);
+                        Ok(())
+                    },
+                )
+            })?;
+            bar.finish_and_clear();
+            table.finish()?;
+            eval_summary(count, start, path, threads, Some(output));
+        }
+        None => {
+            let scores = pool.install(|| {
+                eval_batch::db_scores_with(&db, path, &prepared, |block, scores| {
+                    for (row, score) in scores.iter_mut().enumerate().take(block.len) {
+                        *score = turn(block, row, *score);
+                    }
+                    bar.inc(block.len as u64);
+                })
+            })?;
+            bar.finish_and_clear();
+            eval_summary(count, start, path, threads, None);
+            let mut out = output::stdout();
+            print_histogram(&mut out, &scores, args.pov)?;
+            out.flush()?;
+        }
+    }
+    Ok(())
+}
+
+fn eval_summary(
+    count: u64,
+    start: Instant,
+    path: features::Path,
+    threads: usize,
+    output: Option<&Path>,
+) {
+    let seconds = start.elapsed().as_secs_f64();
+    let target = output.map_or(String::new(), |p| format!(" -> {}", p.display()));
+    eprintln!(
+        "eval: {count} positions, {seconds:.2} s, {:.0} positions/s, path {}, {threads} threads{target}",
+        count as f64 / seconds.max(1e-9),
+        path.describe(),
+    );
+}
+
+fn print_histogram(out: &mut impl Write, scores: &[i32], pov: Pov) -> io::Result<()> {
+    if scores.is_empty() {
+        return Ok(());
+    }
+    let edges = [-1000, -500, -300, -100, -50, 50, 100, 300, 500, 1000];
+    let mut counts = [0u64; 11];
+    for &score in scores {
+        counts[edges.partition_point(|&edge| edge <= score)] += 1;
+    }
+    let sum: i64 = scores.iter().map(|&s| s as i64).sum();
+    let (min, max) = (
+        scores.iter().min().copied().unwrap_or(0),
+        scores.iter().max().copied().unwrap_or(0),
+    );
+    let view = match pov {
+        Pov::White => "White's view",
+        Pov::Stm => "side to move's view",
+    };
+    writeln!(
+        out,
+        "scores (centipawns, {view}): mean {:.1}, min {min}, max {max}",
+        sum as f64 / scores.len() as f64
+    )?;
+    let widest = counts.iter().copied().max().unwrap_or(1).max(1);
+    for (i, &c) in counts.iter().enumerate() {
+        let label = match i {
+            0 => format!("       < {}", edges[0]),
+            10 => format!("      >= {}", edges[9]),
+            _ => format!("{:>6} .. {:<5}", edges[i - 1], edges[i] - 1),
+        };
+        let bar = "#".repeat(((c * 50).div_ceil(widest)) as usize);
+        writeln!(
+            out,
+            "{label:>16} {c:>10} {:>5.1}% {bar}",
+            100.0 * c as f64 / scores.len() as f64
+        )?;
+    }
+    Ok(())
+}
+
+fn print_breakdown(
+    out: &mut impl Write,
+    position: &Position,
+    b: &eval::Breakdown,
+) -> io::Result<()> {
+    let pawns = |cp: i32| format!("{:+.2}", cp as f64 / 100.0);
+    writeln!(out, "{position}")?;
+    writeln!(out, "      Term               |    MG      EG   |  Final")?;
+    writeln!(out, " ------------------------+-----------------+--------")?;
+    for term in Term::ALL {
+        let i = term as usize;
+        writeln!(
+            out,
+            " {:<23} | {:>7} {:>7} | {:>6}",
+            term.name(),
+            pawns(b.mg[i]),
+            pawns(b.eg[i]),
+            pawns(b.term_final(term))
+        )?;
+    }
+    writeln!(out, " ------------------------+-----------------+--------")?;
+    writeln!(
+        out,
+        " {:<23} | {:>7} {:>7} |",
+        "total",
+        pawns(b.total_mg),
+        pawns(b.total_eg)
+    )?;
+    let f = &b.finished;
+    writeln!(
+        out,
+        "\nPhase {}/{} (24 = middlegame), scale {}/64, rule: {}",
+        f.phase,
+        pawnstorm::eval::endgame::MAX_PHASE,
+        f.scale,
+        f.rule.name()
+    )?;
+    let stm = if position.side_to_move() == pawnstorm::Color::White {
+        f.score
+    } else {
+        -f.score
+    };
+    writeln!(
+        out,
+        "Final evaluation: {} (White side) [{} cp]; {} for the side to move",
+        pawns(f.score),
+        f.score,
+        pawns(stm)
+    )?;
+    Ok(())
+}

@@ -1,0 +1,84 @@
+//! `pawnstorm export`: a DB's positions as EPD lines.
+
+use std::io::Write;
+use std::ops::Range;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{Result, bail};
+
+use pawnstorm::db::Database;
+use pawnstorm::labels;
+
+use super::output;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The DB to read
+    db: PathBuf,
+    /// Output file (standard output if not given)
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+    /// Positions A..B (half-open, 0-based; A.. and ..B also work)
+    #[arg(long, value_parser = parse_range)]
+    range: Option<Range<u64>>,
+}
+
+fn parse_range(text: &str) -> Result<Range<u64>, String> {
+    let (start, end) = text
+        .split_once("..")
+        .ok_or_else(|| format!("{text:?} is not a range like 10..20"))?;
+    let number = |s: &str, default: u64| {
+        if s.is_empty() {
+            Ok(default)
+        } else {
+            s.parse::<u64>()
+                .map_err(|_| format!("{s:?} is not a position number"))
+        }
+    };
+    let range = number(start, 0)?..number(end, u64::MAX)?;
+    if range.start > range.end {
+        return Err(format!("range {text:?} ends before it starts"));
+    }
+    Ok(range)
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let path = &args.db;
+    let db = Database::open(path)?;
+    db.verify()?;
+    let range = args.range.unwrap_or(0..db.len());
+    if range.start > db.len() {
+        bail!(
+            "range starts at {} but {} holds {} positions",
+            range.start,
+            path.display(),
+            db.len()
+        );
+    }
+    let write_all = |sink: &mut dyn Write| -> Result<u64> {
+        let mut line = String::with_capacity(128);
+        let mut written = 0;
+        for record in db.records(range.clone()) {
+            let record = record?;
+            line.clear();
+            labels::write_line(&record, &mut line);
+            line.push('\n');
+            sink.write_all(line.as_bytes())?;
+            written += 1;
+        }
+        sink.flush()?;
+        Ok(written)
+    };
+    let start = Instant::now();
+    let written = match &args.output {
+        None => write_all(&mut output::stdout())?,
+        Some(path) => output::write_atomically(path, write_all)?,
+    };
+    let seconds = start.elapsed().as_secs_f64();
+    eprintln!(
+        "exported {written} positions, {seconds:.2} s, {:.0} positions/s",
+        written as f64 / seconds.max(1e-9)
+    );
+    Ok(())
+}

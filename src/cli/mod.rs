@@ -1,0 +1,74 @@
+//! The command line, one file per command. Each file holds its clap arguments and turns them
+//! into what the library takes (resolved sources, a SIMD path, a thread pool, weights);
+//! nothing in the library sees clap. `main.rs` only parses and dispatches.
+
+pub mod bench;
+pub mod eval;
+pub mod export;
+pub mod features;
+pub mod import;
+pub mod info;
+pub mod output;
+pub mod perft;
+pub mod progress;
+pub mod show;
+pub mod uci;
+pub mod weights;
+
+use anyhow::anyhow;
+use clap::{Parser, Subcommand};
+
+use pawnstorm::fen::FenError;
+
+#[derive(Parser)]
+#[command(
+    name = "pawnstorm",
+    version,
+    about = "Bulk chess-position evaluation over memory-mapped bitboards"
+)]
+pub struct Cli {
+    /// Run batch kernels one position at a time instead of in SIMD lanes (for comparisons)
+    #[arg(long, global = true)]
+    pub scalar: bool,
+    /// Optional so that `pawnstorm` alone can speak UCI to a GUI, which starts engines with
+    /// no arguments.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Import EPD/FEN lines and PGN games into a position DB (.psdb)
+    Import(import::Args),
+    /// Describe a position DB: positions, blocks, columns, size
+    Info(info::Args),
+    /// Write a DB's positions as EPD lines (six-field FEN, labels as operations)
+    Export(export::Args),
+    /// Compute per-position features (pawn-structure masks, king distances) into .npy or .csv
+    Features(features::Args),
+    /// Evaluate every position of a DB or EPD/FEN file, or one position in detail (--fen)
+    Eval(eval::Args),
+    /// Print the evaluation weights in the --weights file format (the defaults, or FILE's)
+    Weights(weights::Args),
+    /// Draw a position: from a FEN, or position N of a DB
+    Show(show::Args),
+    /// Count the leaf nodes of the legal move tree (move generator test), or run a suite
+    Perft(perft::Args),
+    /// Play through the UCI protocol on standard input and output (what no arguments do)
+    Uci,
+    /// Search a fixed set of positions to a fixed depth: total nodes (a signature of the
+    /// search), nodes per second, pawn hash hit rate
+    Bench(bench::Args),
+}
+
+/// Which batch kernels the `--scalar` flag selects, for the commands that have both.
+#[derive(Clone, Copy)]
+pub struct Global {
+    pub scalar: bool,
+}
+
+/// The error, the FEN, and a caret under the offending character.
+pub fn fen_error_with_caret(text: &str, error: &FenError) -> anyhow::Error {
+    let caret = " ".repeat(error.column.saturating_sub(1));
+    anyhow!("invalid FEN: {error}\n  {text}\n  {caret}^")
+}
