@@ -9,7 +9,7 @@ use crate::fen::FenError;
 use crate::movegen::Board;
 
 /// The depth `bench` searches to by default.
-pub const DEFAULT_DEPTH: i32 = 9;
+pub const DEFAULT_DEPTH: i32 = 10;
 /// The table size `bench` uses, so the signature does not depend on options.
 pub const HASH_MB: usize = 16;
 

@@ -43,6 +43,9 @@ impl Limits {
 const DEFAULT_MOVES_TO_GO: u64 = 25;
 /// Share of the increment spent on top of the clock's share.
 const INCREMENT_SHARE: f64 = 0.75;
+/// The clock kept back from the per-move share: this many increments and milliseconds.
+const RESERVE_INCREMENTS: f64 = 10.0;
+const RESERVE_MS: f64 = 50.0;
 /// The hard limit: this many soft limits, and at most this share of the clock.
 const HARD_PER_SOFT: f64 = 4.0;
 const HARD_CLOCK_SHARE: f64 = 0.5;
@@ -82,7 +85,11 @@ impl TimeManager {
                     let remaining = time.saturating_sub(overhead) as f64;
                     let moves = limits.movestogo.unwrap_or(DEFAULT_MOVES_TO_GO).clamp(1, 50);
                     let clock_share = if moves == 1 { 0.8 } else { HARD_CLOCK_SHARE };
-                    let soft = (remaining / moves as f64 + inc * INCREMENT_SHARE)
+                    // A reserve the clock share is not taken from: with increments, the
+                    // clock settles above it instead of near zero, where one slow reply
+                    // from the operating system would lose on time.
+                    let reserve = (RESERVE_INCREMENTS * inc + RESERVE_MS).min(remaining / 2.0);
+                    let soft = ((remaining - reserve) / moves as f64 + inc * INCREMENT_SHARE)
                         .min(remaining * clock_share);
                     let hard = (soft * HARD_PER_SOFT).min(remaining * clock_share);
                     (soft.max(1.0), hard.max(1.0))
