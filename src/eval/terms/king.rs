@@ -1,11 +1,17 @@
-//! The kings: pawn shelter and storm in the middlegame; centralisation and the distance to
-//! the pawns in the endgame.
+//! The kings: safety (attacks on the king zone, safe checks, the king's file, pawn shelter
+//! and storm) in the middlegame; centralisation and the distance to the pawns in the
+//! endgame.
 
-use pawnstorm_kernels::geometry::{distance_planes, distance_sum, east, forward, king_reach, west};
+use pawnstorm_kernels::geometry::{
+    distance_planes, distance_sum, east, file_fill, forward, king_dilate, king_reach, west,
+};
+use pawnstorm_kernels::setwise::{bishop_attacks, knight_attacks, rook_attacks};
 use pawnstorm_kernels::{Color, Lanes};
 
-use super::{KING, PAWN, Sets, Sink, Term, any, difference, differences};
-use crate::eval::weights::Weights;
+use super::{
+    BISHOP, KING, KNIGHT, PAWN, QUEEN, ROOK, Sets, Sink, Term, any, difference, differences,
+};
+use crate::eval::weights::{Weight, Weights};
 
 /// d4, e4, d5, e5 and the squares within one and two king steps of them.
 const CENTRE: [u64; 3] = [
@@ -93,4 +99,92 @@ pub(super) fn shelter_and_storm<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L
         Term::Storm,
         [(w2, b2, w.storm[0]), (w3, b3, w.storm[1])],
     );
+}
+
+/// The attacker side's pieces against the enemy king: zone attacks by kind, the number of
+/// kinds attacking, safe checks; and each king's file.
+#[inline(always)]
+pub(super) fn king_safety<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
+    let white = attack_on_king(sets, Color::White);
+    let black = attack_on_king(sets, Color::Black);
+    let per_kind = |counts: fn(&KingAttack<L>) -> &[L; 4], weights: &[Weight; 4]| {
+        let parts: [(L, L, Weight); 4] =
+            std::array::from_fn(|i| (counts(&white)[i], counts(&black)[i], weights[i]));
+        parts
+    };
+    differences(
+        sink,
+        Term::KingZone,
+        per_kind(|a| &a.zone, &w.king_zone_attack),
+    );
+    // The number of kinds (0..=4) selects a weight: one equality mask per entry, no lookup.
+    let is = |kinds: L, n: u64| (kinds ^ L::splat(n)).zero_mask() & L::splat(1);
+    let by_kinds: [(L, L, Weight); 4] = std::array::from_fn(|i| {
+        let n = i as u64 + 1;
+        (is(white.kinds, n), is(black.kinds, n), w.king_attackers[i])
+    });
+    differences(sink, Term::KingAttackers, by_kinds);
+    differences(
+        sink,
+        Term::SafeChecks,
+        per_kind(|a| &a.checks, &w.safe_check),
+    );
+    let king_file = |side: usize| {
+        let file = file_fill(sets.pieces[KING][side]);
+        let [own, enemy] = [side, 1 - side].map(|s| any(sets.pieces[PAWN][s] & file));
+        let no_own = own ^ L::splat(1);
+        (no_own & enemy, no_own & (enemy ^ L::splat(1)))
+    };
+    let ((white_half, white_open), (black_half, black_open)) = (king_file(0), king_file(1));
+    differences(
+        sink,
+        Term::KingFile,
+        [
+            (white_half, black_half, w.king_file[0]),
+            (white_open, black_open, w.king_file[1]),
+        ],
+    );
+}
+
+/// One side's attack on the enemy king; per kind: knight, bishop, rook, queen.
+struct KingAttack<L> {
+    /// Squares of the enemy king zone attacked.
+    zone: [L; 4],
+    /// How many kinds attack the zone at all.
+    kinds: L,
+    /// Safe squares from which a piece of the kind would give check.
+    checks: [L; 4],
+}
+
+/// The attack of `color`'s pieces on the enemy king. The zone is the king's square, its
+/// neighbours and the rank beyond those toward the attacker; a safe check square is one the
+/// kind attacks and could check from, holding no own piece, attacked by no enemy piece.
+#[inline(always)]
+fn attack_on_king<L: Lanes>(sets: &Sets<L>, color: Color) -> KingAttack<L> {
+    let side = color.index();
+    let attacks = &sets.attacks[side];
+    let king = sets.pieces[KING][1 - side];
+    let near = king_dilate(king);
+    let zone = near | forward(!color, near);
+    let kinds = [KNIGHT, BISHOP, ROOK, QUEEN];
+    let zone_attacks = kinds.map(|kind| attacks.by_kind[kind] & zone);
+    let kinds_attacking = zone_attacks
+        .iter()
+        .fold(L::splat(0), |sum, attacked| sum.add(any(*attacked)));
+    let diagonal = bishop_attacks(king, sets.empty);
+    let straight = rook_attacks(king, sets.empty);
+    let checking = [
+        knight_attacks(king),
+        diagonal,
+        straight,
+        diagonal | straight,
+    ];
+    let safe = !sets.colors[side] & !sets.attacks[1 - side].all;
+    KingAttack {
+        zone: zone_attacks.map(|attacked| attacked.popcount()),
+        kinds: kinds_attacking,
+        checks: std::array::from_fn(|i| {
+            (checking[i] & attacks.by_kind[kinds[i]] & safe).popcount()
+        }),
+    }
 }

@@ -12,6 +12,7 @@ mod king;
 mod passers;
 mod pawns;
 mod pieces;
+mod threats;
 
 use pawnstorm_kernels::geometry::pawn_attacks;
 use pawnstorm_kernels::setwise::{bishop_attacks, king_attacks, knight_attacks, rook_attacks};
@@ -46,10 +47,24 @@ pub enum Term {
     Unstoppable,
     Shelter,
     Storm,
+    KingZone,
+    KingAttackers,
+    SafeChecks,
+    KingFile,
+    ThreatByPawn,
+    ThreatByLesser,
+    Hanging,
+    PawnPushThreat,
+    RookFile,
+    QueenFile,
+    RookSeventh,
+    Outpost,
+    BadBishop,
+    Space,
 }
 
 impl Term {
-    pub const COUNT: usize = 22;
+    pub const COUNT: usize = 36;
     pub const ALL: [Term; Term::COUNT] = [
         Term::Material,
         Term::Psqt,
@@ -73,6 +88,20 @@ impl Term {
         Term::Unstoppable,
         Term::Shelter,
         Term::Storm,
+        Term::KingZone,
+        Term::KingAttackers,
+        Term::SafeChecks,
+        Term::KingFile,
+        Term::ThreatByPawn,
+        Term::ThreatByLesser,
+        Term::Hanging,
+        Term::PawnPushThreat,
+        Term::RookFile,
+        Term::QueenFile,
+        Term::RookSeventh,
+        Term::Outpost,
+        Term::BadBishop,
+        Term::Space,
     ];
 
     pub fn name(self) -> &'static str {
@@ -99,6 +128,20 @@ impl Term {
             Term::Unstoppable => "unstoppable_passer",
             Term::Shelter => "pawn_shelter",
             Term::Storm => "pawn_storm",
+            Term::KingZone => "king_zone",
+            Term::KingAttackers => "king_attackers",
+            Term::SafeChecks => "safe_checks",
+            Term::KingFile => "king_file",
+            Term::ThreatByPawn => "threat_by_pawn",
+            Term::ThreatByLesser => "threat_by_lesser",
+            Term::Hanging => "hanging",
+            Term::PawnPushThreat => "pawn_push_threat",
+            Term::RookFile => "rook_file",
+            Term::QueenFile => "queen_file",
+            Term::RookSeventh => "rook_seventh",
+            Term::Outpost => "outpost",
+            Term::BadBishop => "bad_bishop",
+            Term::Space => "space",
         }
     }
 
@@ -210,6 +253,9 @@ const ROOK: usize = 3;
 const QUEEN: usize = 4;
 const KING: usize = 5;
 
+/// The light squares: b1, d1, ..., a2, ... (a1 is dark).
+const LIGHT_SQUARES: u64 = 0x55aa_55aa_55aa_55aa;
+
 /// Signature layout: 4 bits a count, White's pawn..queen, Black's pawn..queen, then each
 /// side's light-squared bishops.
 pub const SIGNATURE_BITS: u32 = 4;
@@ -270,7 +316,7 @@ impl<L: Lanes> Sets<L> {
         }
     }
 
-    /// A side's knights, bishops, rooks and queens.
+    /// A side's pieces that are neither pawns nor the king.
     #[inline(always)]
     fn non_pawn(&self, side: usize) -> L {
         self.pieces[KNIGHT][side]
@@ -367,6 +413,7 @@ pub fn piece_terms<L: Lanes, S: Sink<L>>(
     let w = &prepared.weights;
     let sets = Sets::new(boards);
     let counts = pieces::counts(&sets);
+    let light_bishops = sets.pieces[BISHOP].map(|b| (b & L::splat(LIGHT_SQUARES)).popcount());
     pieces::material(w, &counts, sink);
     pieces::psqt(prepared, &sets, sink);
     pieces::mobility(w, &sets, sink);
@@ -376,5 +423,12 @@ pub fn piece_terms<L: Lanes, S: Sink<L>>(
     passers::passer_terms(w, &sets, &kings, passed, sink);
     king::endgame_king(w, &sets, &kings, sink);
     king::shelter_and_storm(w, &sets, sink);
-    pieces::meta(&sets, &counts)
+    king::king_safety(w, &sets, sink);
+    threats::threats(w, &sets, sink);
+    pieces::files(w, &sets, sink);
+    pieces::rook_seventh(w, &sets, sink);
+    pieces::outposts(w, &sets, sink);
+    pieces::bad_bishops(w, &sets, &counts, light_bishops, sink);
+    pieces::space(w, &sets, sink);
+    pieces::meta(&counts, light_bishops)
 }

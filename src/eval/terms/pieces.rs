@@ -1,15 +1,14 @@
 //! Material, piece-square tables, mobility and the placement of pieces; the game phase and
 //! the material signature the final scoring needs.
 
-use pawnstorm_kernels::Lanes;
+use pawnstorm_kernels::geometry::{attack_span, backward, file_fill};
+use pawnstorm_kernels::{Color, Lanes};
 
 use super::{
-    BISHOP, KNIGHT, Meta, PAWN, QUEEN, ROOK, SIGNATURE_BITS, Sets, Sink, Term, any, difference,
-    times,
+    BISHOP, KNIGHT, LIGHT_SQUARES, Meta, PAWN, QUEEN, ROOK, SIGNATURE_BITS, Sets, Sink, Term, any,
+    difference, differences, times,
 };
 use crate::eval::weights::{Planes, Prepared, Weights};
-
-pub(super) const LIGHT_SQUARES: u64 = 0x55aa_55aa_55aa_55aa;
 
 /// `counts[kind][side]`: each side's pawns, knights, bishops, rooks and queens.
 #[inline(always)]
@@ -92,7 +91,7 @@ pub(super) fn tempo<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mu
 
 /// The game phase (not yet capped) and the material signature.
 #[inline(always)]
-pub(super) fn meta<L: Lanes>(sets: &Sets<L>, counts: &[[L; 2]; 5]) -> Meta<L> {
+pub(super) fn meta<L: Lanes>(counts: &[[L; 2]; 5], light_bishops: [L; 2]) -> Meta<L> {
     let both = |kind: usize| counts[kind][0].add(counts[kind][1]);
     let phase = both(KNIGHT)
         .add(both(BISHOP))
@@ -106,9 +105,124 @@ pub(super) fn meta<L: Lanes>(sets: &Sets<L>, counts: &[[L; 2]; 5]) -> Meta<L> {
             shift += SIGNATURE_BITS;
         }
     }
-    for bishops in sets.pieces[BISHOP] {
-        signature = signature | (bishops & L::splat(LIGHT_SQUARES)).popcount().shl(shift);
+    for light in light_bishops {
+        signature = signature | light.shl(shift);
         shift += SIGNATURE_BITS;
     }
     Meta { phase, signature }
+}
+
+/// Rooks and queens on half-open files (no own pawn, an enemy pawn) and open files (no
+/// pawn at all).
+#[inline(always)]
+pub(super) fn files<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
+    let pawn_files = sets.pieces[PAWN].map(file_fill);
+    let open = !(pawn_files[0] | pawn_files[1]);
+    let half_open = [
+        !pawn_files[0] & pawn_files[1],
+        !pawn_files[1] & pawn_files[0],
+    ];
+    let on = |kind: usize, side: usize, files: L| (sets.pieces[kind][side] & files).popcount();
+    for (term, kind, weights) in [
+        (Term::RookFile, ROOK, &w.rook_file),
+        (Term::QueenFile, QUEEN, &w.queen_file),
+    ] {
+        differences(
+            sink,
+            term,
+            [
+                (
+                    on(kind, 0, half_open[0]),
+                    on(kind, 1, half_open[1]),
+                    weights[0],
+                ),
+                (on(kind, 0, open), on(kind, 1, open), weights[1]),
+            ],
+        );
+    }
+}
+
+/// Rooks on the side's seventh rank.
+#[inline(always)]
+pub(super) fn rook_seventh<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
+    let [white, black] = sets.pieces[ROOK];
+    difference(
+        sink,
+        Term::RookSeventh,
+        (white & L::splat(0xff << 48)).popcount(),
+        (black & L::splat(0xff << 8)).popcount(),
+        w.rook_seventh,
+    );
+}
+
+/// Knights and bishops on the side's ranks 4 to 6, defended by an own pawn, on a square no
+/// enemy pawn can ever attack (outside the enemy pawns' attack span).
+#[inline(always)]
+pub(super) fn outposts<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
+    let squares = |color: Color| {
+        let side = color.index();
+        let ranks = match color {
+            Color::White => 0x0000_ffff_ff00_0000,
+            Color::Black => 0x0000_00ff_ffff_0000,
+        };
+        L::splat(ranks)
+            & sets.attacks[side].by_kind[PAWN]
+            & !attack_span(!color, sets.pieces[PAWN][1 - side])
+    };
+    let squares = [squares(Color::White), squares(Color::Black)];
+    let on = |kind: usize, side: usize| (sets.pieces[kind][side] & squares[side]).popcount();
+    differences(
+        sink,
+        Term::Outpost,
+        [
+            (on(KNIGHT, 0), on(KNIGHT, 1), w.outpost[0]),
+            (on(BISHOP, 0), on(BISHOP, 1), w.outpost[1]),
+        ],
+    );
+}
+
+/// For each bishop, the own pawns on squares of its colour.
+#[inline(always)]
+pub(super) fn bad_bishops<L: Lanes, S: Sink<L>>(
+    w: &Weights,
+    sets: &Sets<L>,
+    counts: &[[L; 2]; 5],
+    light_bishops: [L; 2],
+    sink: &mut S,
+) {
+    let count = |side: usize| {
+        let light_pawns = (sets.pieces[PAWN][side] & L::splat(LIGHT_SQUARES)).popcount();
+        let dark_pawns = counts[PAWN][side].sub(light_pawns);
+        let dark_bishops = counts[BISHOP][side].sub(light_bishops[side]);
+        light_bishops[side]
+            .mul_i32(light_pawns)
+            .add(dark_bishops.mul_i32(dark_pawns))
+    };
+    difference(sink, Term::BadBishop, count(0), count(1), w.bad_bishop);
+}
+
+/// Files c to f of the side's ranks 2 to 4, Stockfish's classical space area.
+const SPACE_AREA: [u64; 2] = [0x3c3c_3c00, 0x003c_3c3c_0000_0000];
+
+/// Safe squares of the space area (no own pawn, not attacked by an enemy pawn), counted
+/// once more when they are at most three squares behind an own pawn on its file and not
+/// attacked by any enemy piece.
+#[inline(always)]
+pub(super) fn space<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
+    let count = |color: Color| {
+        let side = color.index();
+        let pawns = sets.pieces[PAWN][side];
+        let enemy = &sets.attacks[1 - side];
+        let safe = L::splat(SPACE_AREA[side]) & !pawns & !enemy.by_kind[PAWN];
+        let behind = pawns | backward(color, pawns);
+        let behind = behind | backward(color, backward(color, behind));
+        safe.popcount().add((safe & behind & !enemy.all).popcount())
+    };
+    difference(
+        sink,
+        Term::Space,
+        count(Color::White),
+        count(Color::Black),
+        w.space,
+    );
 }
