@@ -32,7 +32,8 @@ pub(super) struct Geometry<L> {
 impl<L: Lanes> Geometry<L> {
     #[inline(always)]
     pub fn new(sets: &Sets<L>) -> Geometry<L> {
-        let reach = sets.pieces[KING].map(king_reach);
+        let kings = sets.pieces[KING];
+        let reach = [king_reach(kings[0]), king_reach(kings[1])];
         let distances = [distance_planes(&reach[0]), distance_planes(&reach[1])];
         Geometry { reach, distances }
     }
@@ -108,9 +109,13 @@ pub(super) fn king_safety<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sin
     let white = attack_on_king(sets, Color::White);
     let black = attack_on_king(sets, Color::Black);
     let per_kind = |counts: fn(&KingAttack<L>) -> &[L; 4], weights: &[Weight; 4]| {
-        let parts: [(L, L, Weight); 4] =
-            std::array::from_fn(|i| (counts(&white)[i], counts(&black)[i], weights[i]));
-        parts
+        let (white, black) = (counts(&white), counts(&black));
+        [
+            (white[0], black[0], weights[0]),
+            (white[1], black[1], weights[1]),
+            (white[2], black[2], weights[2]),
+            (white[3], black[3], weights[3]),
+        ]
     };
     differences(
         sink,
@@ -119,11 +124,19 @@ pub(super) fn king_safety<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sin
     );
     // The number of kinds (0..=4) selects a weight: one equality mask per entry, no lookup.
     let is = |kinds: L, n: u64| (kinds ^ L::splat(n)).zero_mask() & L::splat(1);
-    let by_kinds: [(L, L, Weight); 4] = std::array::from_fn(|i| {
-        let n = i as u64 + 1;
-        (is(white.kinds, n), is(black.kinds, n), w.king_attackers[i])
-    });
-    differences(sink, Term::KingAttackers, by_kinds);
+    let by_kinds = |n: usize| {
+        let kinds = n as u64 + 1;
+        (
+            is(white.kinds, kinds),
+            is(black.kinds, kinds),
+            w.king_attackers[n],
+        )
+    };
+    differences(
+        sink,
+        Term::KingAttackers,
+        [by_kinds(0), by_kinds(1), by_kinds(2), by_kinds(3)],
+    );
     differences(
         sink,
         Term::SafeChecks,
@@ -131,7 +144,8 @@ pub(super) fn king_safety<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sin
     );
     let king_file = |side: usize| {
         let file = file_fill(sets.pieces[KING][side]);
-        let [own, enemy] = [side, 1 - side].map(|s| any(sets.pieces[PAWN][s] & file));
+        let own = any(sets.pieces[PAWN][side] & file);
+        let enemy = any(sets.pieces[PAWN][1 - side] & file);
         let no_own = own ^ L::splat(1);
         (no_own & enemy, no_own & (enemy ^ L::splat(1)))
     };
@@ -166,25 +180,33 @@ fn attack_on_king<L: Lanes>(sets: &Sets<L>, color: Color) -> KingAttack<L> {
     let king = sets.pieces[KING][1 - side];
     let near = king_dilate(king);
     let zone = near | forward(!color, near);
-    let kinds = [KNIGHT, BISHOP, ROOK, QUEEN];
-    let zone_attacks = kinds.map(|kind| attacks.by_kind[kind] & zone);
-    let kinds_attacking = zone_attacks
-        .iter()
-        .fold(L::splat(0), |sum, attacked| sum.add(any(*attacked)));
+    let by = &attacks.by_kind;
+    let zone_attacks = [
+        by[KNIGHT] & zone,
+        by[BISHOP] & zone,
+        by[ROOK] & zone,
+        by[QUEEN] & zone,
+    ];
+    let kinds_attacking = any(zone_attacks[0])
+        .add(any(zone_attacks[1]))
+        .add(any(zone_attacks[2]))
+        .add(any(zone_attacks[3]));
     let diagonal = bishop_attacks(king, sets.empty);
     let straight = rook_attacks(king, sets.empty);
-    let checking = [
-        knight_attacks(king),
-        diagonal,
-        straight,
-        diagonal | straight,
-    ];
     let safe = !sets.colors[side] & !sets.attacks[1 - side].all;
     KingAttack {
-        zone: zone_attacks.map(|attacked| attacked.popcount()),
+        zone: [
+            zone_attacks[0].popcount(),
+            zone_attacks[1].popcount(),
+            zone_attacks[2].popcount(),
+            zone_attacks[3].popcount(),
+        ],
         kinds: kinds_attacking,
-        checks: std::array::from_fn(|i| {
-            (checking[i] & attacks.by_kind[kinds[i]] & safe).popcount()
-        }),
+        checks: [
+            (knight_attacks(king) & by[KNIGHT] & safe).popcount(),
+            (diagonal & by[BISHOP] & safe).popcount(),
+            (straight & by[ROOK] & safe).popcount(),
+            ((diagonal | straight) & by[QUEEN] & safe).popcount(),
+        ],
     }
 }

@@ -287,25 +287,16 @@ impl<L: Lanes> Sets<L> {
     #[inline(always)]
     fn new(boards: &Boards<L>) -> Sets<L> {
         let colors = boards.colors;
-        let pieces = boards
-            .pieces
-            .map(|kind| [kind & colors[0], kind & colors[1]]);
+        let mut pieces = [[L::splat(0); 2]; 6];
+        for (by_color, kind) in pieces.iter_mut().zip(&boards.pieces) {
+            *by_color = [*kind & colors[0], *kind & colors[1]];
+        }
         let occupied = colors[0] | colors[1];
         let empty = !occupied;
-        let attacks = [Color::White, Color::Black].map(|color| {
-            let side = color.index();
-            let piece = |kind: usize| pieces[kind][side];
-            let by_kind = [
-                pawn_attacks(color, piece(PAWN)),
-                knight_attacks(piece(KNIGHT)),
-                bishop_attacks(piece(BISHOP), empty),
-                rook_attacks(piece(ROOK), empty),
-                rook_attacks(piece(QUEEN), empty) | bishop_attacks(piece(QUEEN), empty),
-                king_attacks(piece(KING)),
-            ];
-            let all = by_kind.iter().fold(L::splat(0), |all, set| all | *set);
-            Attacks { by_kind, all }
-        });
+        let attacks = [
+            side_attacks(Color::White, &pieces, empty),
+            side_attacks(Color::Black, &pieces, empty),
+        ];
         Sets {
             pieces,
             colors,
@@ -324,6 +315,24 @@ impl<L: Lanes> Sets<L> {
             | self.pieces[ROOK][side]
             | self.pieces[QUEEN][side]
     }
+}
+
+/// `color`'s attacks. Here and in every term function: a function rather than a closure
+/// passed to `array::map`, which LLVM leaves out of line (a third of the time went there).
+#[inline(always)]
+fn side_attacks<L: Lanes>(color: Color, pieces: &[[L; 2]; 6], empty: L) -> Attacks<L> {
+    let side = color.index();
+    let piece = |kind: usize| pieces[kind][side];
+    let by_kind = [
+        pawn_attacks(color, piece(PAWN)),
+        knight_attacks(piece(KNIGHT)),
+        bishop_attacks(piece(BISHOP), empty),
+        rook_attacks(piece(ROOK), empty),
+        rook_attacks(piece(QUEEN), empty) | bishop_attacks(piece(QUEEN), empty),
+        king_attacks(piece(KING)),
+    ];
+    let all = by_kind[0] | by_kind[1] | by_kind[2] | by_kind[3] | by_kind[4] | by_kind[5];
+    Attacks { by_kind, all }
 }
 
 #[inline(always)]
@@ -413,7 +422,8 @@ pub fn piece_terms<L: Lanes, S: Sink<L>>(
     let w = &prepared.weights;
     let sets = Sets::new(boards);
     let counts = pieces::counts(&sets);
-    let light_bishops = sets.pieces[BISHOP].map(|b| (b & L::splat(LIGHT_SQUARES)).popcount());
+    let light = |side: usize| (sets.pieces[BISHOP][side] & L::splat(LIGHT_SQUARES)).popcount();
+    let light_bishops = [light(0), light(1)];
     pieces::material(w, &counts, sink);
     pieces::psqt(prepared, &sets, sink);
     pieces::mobility(w, &sets, sink);

@@ -13,7 +13,11 @@ use crate::eval::weights::{Planes, Prepared, Weights};
 /// `counts[kind][side]`: each side's pawns, knights, bishops, rooks and queens.
 #[inline(always)]
 pub(super) fn counts<L: Lanes>(sets: &Sets<L>) -> [[L; 2]; 5] {
-    std::array::from_fn(|kind| sets.pieces[kind].map(|set| set.popcount()))
+    let mut counts = [[L::splat(0); 2]; 5];
+    for (count, [white, black]) in counts.iter_mut().zip(&sets.pieces) {
+        *count = [white.popcount(), black.popcount()];
+    }
+    counts
 }
 
 #[inline(always)]
@@ -30,7 +34,10 @@ pub(super) fn material<L: Lanes, S: Sink<L>>(w: &Weights, counts: &[[L; 2]; 5], 
 #[inline(always)]
 pub(super) fn psqt<L: Lanes, S: Sink<L>>(prepared: &Prepared, sets: &Sets<L>, sink: &mut S) {
     // Planes are laid out White's pawns, Black's pawns, White's knights, ...
-    let pieces: [L; 12] = std::array::from_fn(|i| sets.pieces[i / 2][i % 2]);
+    let mut pieces = [L::splat(0); 12];
+    for (i, set) in pieces.iter_mut().enumerate() {
+        *set = sets.pieces[i / 2][i % 2];
+    }
     let count = sets.occupied.popcount();
     sink.add(
         Term::Psqt,
@@ -116,7 +123,10 @@ pub(super) fn meta<L: Lanes>(counts: &[[L; 2]; 5], light_bishops: [L; 2]) -> Met
 /// pawn at all).
 #[inline(always)]
 pub(super) fn files<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
-    let pawn_files = sets.pieces[PAWN].map(file_fill);
+    let pawn_files = [
+        file_fill(sets.pieces[PAWN][0]),
+        file_fill(sets.pieces[PAWN][1]),
+    ];
     let open = !(pawn_files[0] | pawn_files[1]);
     let half_open = [
         !pawn_files[0] & pawn_files[1],

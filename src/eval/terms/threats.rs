@@ -10,7 +10,10 @@ use crate::eval::weights::Weights;
 
 #[inline(always)]
 pub(super) fn threats<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
-    let [white, black] = [Color::White, Color::Black].map(|color| side_threats(sets, color));
+    let (white, black) = (
+        side_threats(sets, Color::White),
+        side_threats(sets, Color::Black),
+    );
     for (i, (term, weight)) in [
         (Term::ThreatByPawn, w.threat_by_pawn),
         (Term::ThreatByLesser, w.threat_by_lesser),
