@@ -6,7 +6,7 @@ use pawnstorm_kernels::{Color, Lanes};
 
 use super::{
     BISHOP, KNIGHT, LIGHT_SQUARES, Meta, PAWN, QUEEN, ROOK, SIGNATURE_BITS, Sets, Sink, Term, any,
-    difference, differences, times,
+    confined_difference, difference, differences, times,
 };
 use crate::eval::weights::{Planes, Prepared, Weights};
 
@@ -156,13 +156,14 @@ pub(super) fn files<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mu
 #[inline(always)]
 pub(super) fn rook_seventh<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
     let [white, black] = sets.pieces[ROOK];
-    difference(
-        sink,
-        Term::RookSeventh,
-        (white & L::splat(0xff << 48)).popcount(),
-        (black & L::splat(0xff << 8)).popcount(),
-        w.rook_seventh,
+    let (white_seventh, black_seventh) = (0xff << 48, 0xff << 8);
+    let count = confined_difference(
+        white & L::splat(white_seventh),
+        black & L::splat(black_seventh),
+        black_seventh,
     );
+    let (mg, eg) = times(count, w.rook_seventh);
+    sink.add(Term::RookSeventh, mg, eg);
 }
 
 /// Knights and bishops on the side's ranks 4 to 6, defended by an own pawn, on a square no
@@ -219,20 +220,21 @@ const SPACE_AREA: [u64; 2] = [0x3c3c_3c00, 0x003c_3c3c_0000_0000];
 /// attacked by any enemy piece.
 #[inline(always)]
 pub(super) fn space<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
-    let count = |color: Color| {
+    // Both sides' sets lie in their own areas: White's and Black's counts share popcounts.
+    let sets_of = |color: Color| {
         let side = color.index();
         let pawns = sets.pieces[PAWN][side];
         let enemy = &sets.attacks[1 - side];
         let safe = L::splat(SPACE_AREA[side]) & !pawns & !enemy.by_kind[PAWN];
         let behind = pawns | backward(color, pawns);
         let behind = behind | backward(color, backward(color, behind));
-        safe.popcount().add((safe & behind & !enemy.all).popcount())
+        (safe, safe & behind & !enemy.all)
     };
-    difference(
-        sink,
-        Term::Space,
-        count(Color::White),
-        count(Color::Black),
-        w.space,
+    let (white_safe, white_behind) = sets_of(Color::White);
+    let (black_safe, black_behind) = sets_of(Color::Black);
+    let count = confined_difference(white_safe, black_safe, SPACE_AREA[1]).add(
+        confined_difference(white_behind, black_behind, SPACE_AREA[1]),
     );
+    let (mg, eg) = times(count, w.space);
+    sink.add(Term::Space, mg, eg);
 }
