@@ -3,7 +3,7 @@
 //! endgame.
 
 use pawnstorm_kernels::geometry::{
-    distance_planes, distance_sum, east, file_fill, forward, king_dilate, king_reach, west,
+    distance_planes, distance_sum, east, file_fill, forward, king_reach, west,
 };
 use pawnstorm_kernels::setwise::{bishop_attacks, knight_attacks, rook_attacks};
 use pawnstorm_kernels::{Color, Lanes};
@@ -178,7 +178,7 @@ fn attack_on_king<L: Lanes>(sets: &Sets<L>, color: Color) -> KingAttack<L> {
     let side = color.index();
     let attacks = &sets.attacks[side];
     let king = sets.pieces[KING][1 - side];
-    let near = king_dilate(king);
+    let near = king | sets.attacks[1 - side].by_kind[KING];
     let zone = near | forward(!color, near);
     let by = &attacks.by_kind;
     let zone_attacks = [
