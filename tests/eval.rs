@@ -490,6 +490,56 @@ fn terms_known_answers() {
         )
     );
 
+    // Rook files: a1 on a half-open file (Black's a7, no White a-pawn), h1 on an open one.
+    let b = terms("4k3/p7/8/8/8/8/8/R3K2R w - - 0 1");
+    assert_eq!(
+        get(&b, Term::RookFile).0,
+        w.rook_file[0].mg + w.rook_file[1].mg
+    );
+    // Rook on the seventh (the a-file is open too).
+    let b = terms("4k3/R7/8/8/8/8/8/4K3 w - - 0 1");
+    assert_eq!(
+        get(&b, Term::RookSeventh),
+        (w.rook_seventh.mg, w.rook_seventh.eg)
+    );
+    // King file: White's king on e1 with Black's e7 and no White e-pawn (half-open); Black's
+    // king has its own pawn on the file.
+    let b = terms("4k3/4p3/8/8/8/8/8/4K3 w - - 0 1");
+    assert_eq!(
+        get(&b, Term::KingFile),
+        (w.king_file[0].mg, w.king_file[0].eg)
+    );
+    // Outpost: knight d5 defended by e4, no Black pawn that could ever attack d5; with
+    // Black's c7 (c6 attacks d5) it is none.
+    let b = terms("4k3/8/8/3N4/4P3/8/8/4K3 w - - 0 1");
+    assert_eq!(get(&b, Term::Outpost), (w.outpost[0].mg, w.outpost[0].eg));
+    let b = terms("4k3/2p5/8/3N4/4P3/8/8/4K3 w - - 0 1");
+    assert_eq!(get(&b, Term::Outpost), (0, 0));
+    // Threats: e4 attacks the knight on d5, which nothing defends.
+    let b = terms("4k3/8/8/3n4/4P3/8/8/4K3 w - - 0 1");
+    assert_eq!(
+        get(&b, Term::ThreatByPawn),
+        (w.threat_by_pawn.mg, w.threat_by_pawn.eg)
+    );
+    assert_eq!(get(&b, Term::Hanging), (w.hanging.mg, w.hanging.eg));
+    // A bishop on b2 attacks the undefended rook on g7.
+    let b = terms("4k3/6r1/8/8/8/8/1B6/4K3 w - - 0 1");
+    assert_eq!(
+        get(&b, Term::ThreatByLesser),
+        (w.threat_by_lesser.mg, w.threat_by_lesser.eg)
+    );
+    assert_eq!(get(&b, Term::Hanging), (w.hanging.mg, w.hanging.eg));
+    // d4-d5 would attack the knight on c6 (d5 is safe); the knight attacks d4 (hanging).
+    let b = terms("4k3/8/2n5/8/3P4/8/8/4K3 w - - 0 1");
+    assert_eq!(
+        get(&b, Term::PawnPushThreat),
+        (w.pawn_push_threat.mg, w.pawn_push_threat.eg)
+    );
+    assert_eq!(get(&b, Term::Hanging), (-w.hanging.mg, -w.hanging.eg));
+    // Bad bishop: c1 is dark, of a2 b2 c2 only b2 is.
+    let b = terms("4k3/8/8/8/8/8/PPP5/2B1K3 w - - 0 1");
+    assert_eq!(get(&b, Term::BadBishop), (w.bad_bishop.mg, w.bad_bishop.eg));
+
     // Material counts every piece type once.
     let b = terms("4k3/8/8/8/8/8/8/RNBQK3 w - - 0 1");
     let material: i32 = w.material[1..].iter().map(|m| m.mg).sum();

@@ -73,6 +73,37 @@ pub struct Weights {
     pub shelter: [Weight; 2],
     /// Enemy pawns two and three ranks in front of the king.
     pub storm: [Weight; 2],
+    /// Per square of the enemy king zone attacked by the side's knights, bishops, rooks,
+    /// queens (each kind's attacks counted once a square).
+    pub king_zone_attack: [Weight; 4],
+    /// By the number of piece kinds (knight, bishop, rook, queen) attacking the enemy king
+    /// zone: one, two, three, four.
+    pub king_attackers: [Weight; 4],
+    /// Per safe square from which a knight, bishop, rook, queen of the side could check.
+    pub safe_check: [Weight; 4],
+    /// The own king on a half-open file (no own pawn on it, an enemy pawn) and on an open
+    /// one (no pawn).
+    pub king_file: [Weight; 2],
+    /// Per enemy knight, bishop, rook or queen attacked by the side's pawns.
+    pub threat_by_pawn: Weight,
+    /// Per enemy rook or queen attacked by a minor piece, or queen attacked by a rook.
+    pub threat_by_lesser: Weight,
+    /// Per enemy piece or pawn (not the king) attacked by the side and not defended.
+    pub hanging: Weight,
+    /// Per enemy knight, bishop, rook or queen a safe pawn push would attack.
+    pub pawn_push_threat: Weight,
+    /// Per rook on a half-open file, on an open file.
+    pub rook_file: [Weight; 2],
+    /// Per queen on a half-open file, on an open file.
+    pub queen_file: [Weight; 2],
+    /// Per rook on the side's seventh rank.
+    pub rook_seventh: Weight,
+    /// Per knight, bishop on an outpost.
+    pub outpost: [Weight; 2],
+    /// Per own pawn on a square of a bishop's colour, for each bishop.
+    pub bad_bishop: Weight,
+    /// Per safe square of the space area (mg: space matters with pieces on the board).
+    pub space: Weight,
 }
 
 fn pesto_table(mg: &[i32; 64], eg: &[i32; 64]) -> SquareTable {
@@ -126,6 +157,20 @@ impl Default for Weights {
             unstoppable_passer: w(0, 500),
             shelter: [w(12, 0), w(6, 0)],
             storm: [w(-15, 0), w(-8, 0)],
+            king_zone_attack: [w(10, 2), w(8, 2), w(7, 2), w(6, 2)],
+            king_attackers: [w(0, 0), w(25, 5), w(60, 10), w(100, 15)],
+            safe_check: [w(35, 10), w(25, 10), w(40, 10), w(30, 10)],
+            king_file: [w(-15, 0), w(-30, 0)],
+            threat_by_pawn: w(70, 45),
+            threat_by_lesser: w(50, 40),
+            hanging: w(40, 20),
+            pawn_push_threat: w(35, 30),
+            rook_file: [w(15, 5), w(40, 20)],
+            queen_file: [w(3, 3), w(8, 5)],
+            rook_seventh: w(20, 35),
+            outpost: [w(40, 25), w(20, 10)],
+            bad_bishop: w(-3, -7),
+            space: w(2, 0),
         }
     }
 }
@@ -146,6 +191,8 @@ pub enum WeightsError {
         reason: String,
     },
 }
+
+const FILE_KINDS: [&str; 2] = ["half_open", "open"];
 
 const RANK_NAMES: [&str; 8] = [
     "rank1", "rank2", "rank3", "rank4", "rank5", "rank6", "rank7", "rank8",
@@ -222,6 +269,37 @@ impl Weights {
         named("shelter", "far", &mut self.shelter[1]);
         named("storm", "near", &mut self.storm[0]);
         named("storm", "far", &mut self.storm[1]);
+        for (piece, weight) in PIECE_NAMES[1..5].iter().zip(&mut self.king_zone_attack) {
+            named("king_zone", piece, weight);
+        }
+        for (kinds, weight) in ["kinds1", "kinds2", "kinds3", "kinds4"]
+            .iter()
+            .zip(&mut self.king_attackers)
+        {
+            named("king_attackers", kinds, weight);
+        }
+        for (piece, weight) in PIECE_NAMES[1..5].iter().zip(&mut self.safe_check) {
+            named("safe_check", piece, weight);
+        }
+        for (file, weight) in FILE_KINDS.iter().zip(&mut self.king_file) {
+            named("king_file", file, weight);
+        }
+        named("threat_by_pawn", "", &mut self.threat_by_pawn);
+        named("threat_by_lesser", "", &mut self.threat_by_lesser);
+        named("hanging", "", &mut self.hanging);
+        named("pawn_push_threat", "", &mut self.pawn_push_threat);
+        for (file, weight) in FILE_KINDS.iter().zip(&mut self.rook_file) {
+            named("rook_file", file, weight);
+        }
+        for (file, weight) in FILE_KINDS.iter().zip(&mut self.queen_file) {
+            named("queen_file", file, weight);
+        }
+        named("rook_seventh", "", &mut self.rook_seventh);
+        for (piece, weight) in PIECE_NAMES[1..3].iter().zip(&mut self.outpost) {
+            named("outpost", piece, weight);
+        }
+        named("bad_bishop", "", &mut self.bad_bishop);
+        named("space", "", &mut self.space);
     }
 
     /// The text form: a comment header, then one `name mg eg` line per weight.

@@ -1,0 +1,465 @@
+//! The evaluation terms, written once over lanes: `u64` for one position (the search, the
+//! reference) and `u64x4` / `u64x8` for batches. Every term is a count (a popcount of a
+//! mask, a king-distance sum) times an (mg, eg) weight; tables are summed through bit
+//! planes; nothing looks up a square.
+//!
+//! One file per concept: [`pawns`] (the pawn-only terms the pawn hash caches), [`pieces`]
+//! (material, tables, mobility and piece placement), [`passers`] (passed pawns against
+//! pieces and kings), [`king`] (king safety and the endgame king) and [`threats`]. The sets
+//! several of them read (each side's pieces and attacks) are computed once, in [`Sets`].
+
+mod king;
+mod passers;
+mod pawns;
+mod pieces;
+mod threats;
+
+use pawnstorm_kernels::geometry::pawn_attacks;
+use pawnstorm_kernels::setwise::{bishop_attacks, king_attacks, knight_attacks, rook_attacks};
+use pawnstorm_kernels::{Color, Lanes};
+
+use super::weights::{Prepared, RankTable, Weight};
+
+pub use pawns::pawn_terms;
+
+/// The terms, in breakdown order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Term {
+    Material,
+    Psqt,
+    Mobility,
+    BishopPair,
+    Tempo,
+    Doubled,
+    Isolated,
+    Backward,
+    Passed,
+    Connected,
+    ChainBase,
+    ConnectedPassers,
+    PassedBlocked,
+    PassedFreePath,
+    PassedKingSupport,
+    PassedKingDistance,
+    PassedRookBehind,
+    KingCentralisation,
+    KingPawnTropism,
+    Unstoppable,
+    Shelter,
+    Storm,
+    KingZone,
+    KingAttackers,
+    SafeChecks,
+    KingFile,
+    ThreatByPawn,
+    ThreatByLesser,
+    Hanging,
+    PawnPushThreat,
+    RookFile,
+    QueenFile,
+    RookSeventh,
+    Outpost,
+    BadBishop,
+    Space,
+}
+
+impl Term {
+    pub const COUNT: usize = 36;
+    pub const ALL: [Term; Term::COUNT] = [
+        Term::Material,
+        Term::Psqt,
+        Term::Mobility,
+        Term::BishopPair,
+        Term::Tempo,
+        Term::Doubled,
+        Term::Isolated,
+        Term::Backward,
+        Term::Passed,
+        Term::Connected,
+        Term::ChainBase,
+        Term::ConnectedPassers,
+        Term::PassedBlocked,
+        Term::PassedFreePath,
+        Term::PassedKingSupport,
+        Term::PassedKingDistance,
+        Term::PassedRookBehind,
+        Term::KingCentralisation,
+        Term::KingPawnTropism,
+        Term::Unstoppable,
+        Term::Shelter,
+        Term::Storm,
+        Term::KingZone,
+        Term::KingAttackers,
+        Term::SafeChecks,
+        Term::KingFile,
+        Term::ThreatByPawn,
+        Term::ThreatByLesser,
+        Term::Hanging,
+        Term::PawnPushThreat,
+        Term::RookFile,
+        Term::QueenFile,
+        Term::RookSeventh,
+        Term::Outpost,
+        Term::BadBishop,
+        Term::Space,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Term::Material => "material",
+            Term::Psqt => "psqt",
+            Term::Mobility => "mobility",
+            Term::BishopPair => "bishop_pair",
+            Term::Tempo => "tempo",
+            Term::Doubled => "doubled",
+            Term::Isolated => "isolated",
+            Term::Backward => "backward",
+            Term::Passed => "passed",
+            Term::Connected => "connected",
+            Term::ChainBase => "chain_base",
+            Term::ConnectedPassers => "connected_passers",
+            Term::PassedBlocked => "passed_blocked",
+            Term::PassedFreePath => "passed_free_path",
+            Term::PassedKingSupport => "passed_king_support",
+            Term::PassedKingDistance => "passed_king_distance",
+            Term::PassedRookBehind => "passed_rook_behind",
+            Term::KingCentralisation => "king_centralisation",
+            Term::KingPawnTropism => "king_pawn_tropism",
+            Term::Unstoppable => "unstoppable_passer",
+            Term::Shelter => "pawn_shelter",
+            Term::Storm => "pawn_storm",
+            Term::KingZone => "king_zone",
+            Term::KingAttackers => "king_attackers",
+            Term::SafeChecks => "safe_checks",
+            Term::KingFile => "king_file",
+            Term::ThreatByPawn => "threat_by_pawn",
+            Term::ThreatByLesser => "threat_by_lesser",
+            Term::Hanging => "hanging",
+            Term::PawnPushThreat => "pawn_push_threat",
+            Term::RookFile => "rook_file",
+            Term::QueenFile => "queen_file",
+            Term::RookSeventh => "rook_seventh",
+            Term::Outpost => "outpost",
+            Term::BadBishop => "bad_bishop",
+            Term::Space => "space",
+        }
+    }
+
+    /// Whether the term depends on pawns only (what the pawn hash table caches).
+    pub fn pawn_only(self) -> bool {
+        matches!(
+            self,
+            Term::Doubled
+                | Term::Isolated
+                | Term::Backward
+                | Term::Passed
+                | Term::Connected
+                | Term::ChainBase
+                | Term::ConnectedPassers
+        )
+    }
+}
+
+/// Where term values go: summed (evaluation) or kept apart (breakdowns). Values are White's
+/// point of view, two's complement in each 64-bit lane.
+pub trait Sink<L> {
+    fn add(&mut self, term: Term, mg: L, eg: L);
+}
+
+/// Sums every term: what scoring uses.
+#[derive(Clone, Copy, Debug)]
+pub struct Total<L> {
+    pub mg: L,
+    pub eg: L,
+}
+
+impl<L: Lanes> Total<L> {
+    pub fn new() -> Total<L> {
+        Total {
+            mg: L::splat(0),
+            eg: L::splat(0),
+        }
+    }
+}
+
+impl<L: Lanes> Default for Total<L> {
+    fn default() -> Total<L> {
+        Total::new()
+    }
+}
+
+impl<L: Lanes> Sink<L> for Total<L> {
+    #[inline(always)]
+    fn add(&mut self, _: Term, mg: L, eg: L) {
+        self.mg = self.mg.add(mg);
+        self.eg = self.eg.add(eg);
+    }
+}
+
+/// Keeps each term apart.
+#[derive(Clone, Copy, Debug)]
+pub struct PerTerm<L> {
+    pub mg: [L; Term::COUNT],
+    pub eg: [L; Term::COUNT],
+}
+
+impl<L: Lanes> PerTerm<L> {
+    pub fn new() -> PerTerm<L> {
+        PerTerm {
+            mg: [L::splat(0); Term::COUNT],
+            eg: [L::splat(0); Term::COUNT],
+        }
+    }
+}
+
+impl<L: Lanes> Default for PerTerm<L> {
+    fn default() -> PerTerm<L> {
+        PerTerm::new()
+    }
+}
+
+impl<L: Lanes> Sink<L> for PerTerm<L> {
+    #[inline(always)]
+    fn add(&mut self, term: Term, mg: L, eg: L) {
+        let i = term as usize;
+        self.mg[i] = self.mg[i].add(mg);
+        self.eg[i] = self.eg[i].add(eg);
+    }
+}
+
+/// The boards of `L::WIDTH` positions.
+#[derive(Clone, Copy, Debug)]
+pub struct Boards<L> {
+    /// Pawn, knight, bishop, rook, queen, king.
+    pub pieces: [L; 6],
+    /// White, Black.
+    pub colors: [L; 2],
+    /// All ones where Black is to move.
+    pub black_to_move: L,
+}
+
+/// What the final scoring needs besides (mg, eg): the game phase (not yet capped) and the
+/// material signature (see [`super::endgame::Material`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Meta<L> {
+    pub phase: L,
+    pub signature: L,
+}
+
+const PAWN: usize = 0;
+const KNIGHT: usize = 1;
+const BISHOP: usize = 2;
+const ROOK: usize = 3;
+const QUEEN: usize = 4;
+const KING: usize = 5;
+
+/// The light squares: b1, d1, ..., a2, ... (a1 is dark).
+const LIGHT_SQUARES: u64 = 0x55aa_55aa_55aa_55aa;
+
+/// Signature layout: 4 bits a count, White's pawn..queen, Black's pawn..queen, then each
+/// side's light-squared bishops.
+pub const SIGNATURE_BITS: u32 = 4;
+
+/// Squares attacked by one side, per piece kind (pawn..king; a queen's are its rook and
+/// bishop rays) and all together. The union loses how many pieces of a kind attack a
+/// square: terms count attacked squares.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Attacks<L> {
+    pub by_kind: [L; 6],
+    pub all: L,
+}
+
+/// What several terms read, computed once per evaluation: the mobility attack sets are
+/// the king-safety and threat attack sets too.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Sets<L> {
+    /// `pieces[kind][side]`, pawn..king, White then Black.
+    pub pieces: [[L; 2]; 6],
+    pub colors: [L; 2],
+    pub occupied: L,
+    pub empty: L,
+    pub attacks: [Attacks<L>; 2],
+    /// All ones where Black is to move.
+    pub black_to_move: L,
+}
+
+impl<L: Lanes> Sets<L> {
+    #[inline(always)]
+    fn new(boards: &Boards<L>) -> Sets<L> {
+        let colors = boards.colors;
+        let mut pieces = [[L::splat(0); 2]; 6];
+        for (by_color, kind) in pieces.iter_mut().zip(&boards.pieces) {
+            *by_color = [*kind & colors[0], *kind & colors[1]];
+        }
+        let occupied = colors[0] | colors[1];
+        let empty = !occupied;
+        let attacks = [
+            side_attacks(Color::White, &pieces, empty),
+            side_attacks(Color::Black, &pieces, empty),
+        ];
+        Sets {
+            pieces,
+            colors,
+            occupied,
+            empty,
+            attacks,
+            black_to_move: boards.black_to_move,
+        }
+    }
+
+    /// A side's pieces that are neither pawns nor the king.
+    #[inline(always)]
+    fn non_pawn(&self, side: usize) -> L {
+        self.pieces[KNIGHT][side]
+            | self.pieces[BISHOP][side]
+            | self.pieces[ROOK][side]
+            | self.pieces[QUEEN][side]
+    }
+}
+
+/// `color`'s attacks. Here and in every term function: a function rather than a closure
+/// passed to `array::map`, which LLVM leaves out of line (a third of the time went there).
+#[inline(always)]
+fn side_attacks<L: Lanes>(color: Color, pieces: &[[L; 2]; 6], empty: L) -> Attacks<L> {
+    let side = color.index();
+    let piece = |kind: usize| pieces[kind][side];
+    let by_kind = [
+        pawn_attacks(color, piece(PAWN)),
+        knight_attacks(piece(KNIGHT)),
+        bishop_attacks(piece(BISHOP), empty),
+        rook_attacks(piece(ROOK), empty),
+        rook_attacks(piece(QUEEN), empty) | bishop_attacks(piece(QUEEN), empty),
+        king_attacks(piece(KING)),
+    ];
+    let all = by_kind[0] | by_kind[1] | by_kind[2] | by_kind[3] | by_kind[4] | by_kind[5];
+    Attacks { by_kind, all }
+}
+
+#[inline(always)]
+fn times<L: Lanes>(count: L, weight: Weight) -> (L, L) {
+    (
+        count.mul_i32(L::splat(weight.mg as i64 as u64)),
+        count.mul_i32(L::splat(weight.eg as i64 as u64)),
+    )
+}
+
+/// (White count - Black count) x weight.
+#[inline(always)]
+fn difference<L: Lanes, S: Sink<L>>(sink: &mut S, term: Term, white: L, black: L, weight: Weight) {
+    let (mg, eg) = times(white.sub(black), weight);
+    sink.add(term, mg, eg);
+}
+
+/// A term made of several weighted White-minus-Black counts: `(white, black, weight)` each.
+#[inline(always)]
+fn differences<L: Lanes, S: Sink<L>, const N: usize>(
+    sink: &mut S,
+    term: Term,
+    parts: [(L, L, Weight); N],
+) {
+    let (mut mg, mut eg) = (L::splat(0), L::splat(0));
+    for (white, black, weight) in parts {
+        let (m, e) = times(white.sub(black), weight);
+        mg = mg.add(m);
+        eg = eg.add(e);
+    }
+    sink.add(term, mg, eg);
+}
+
+/// Each byte (rank) of `b` replaced by its number of squares: every rank's count at once,
+/// with shifts and adds (on AVX2 one vector popcount costs as much as all eight).
+#[inline(always)]
+fn rank_counts<L: Lanes>(b: L) -> L {
+    let b = b.sub(b.shr(1) & L::splat(0x5555_5555_5555_5555));
+    let pairs = L::splat(0x3333_3333_3333_3333);
+    let b = (b & pairs).add(b.shr(2) & pairs);
+    b.add(b.shr(4)) & L::splat(0x0f0f_0f0f_0f0f_0f0f)
+}
+
+/// A White-minus-Black rank table over pawn sets, from the per-rank counts of
+/// [`rank_counts`], shared by both phases.
+#[inline(always)]
+fn rank_table<L: Lanes, S: Sink<L>>(
+    sink: &mut S,
+    term: Term,
+    ranks: &RankTable,
+    white: L,
+    black: L,
+) {
+    let (white, black) = (rank_counts(white), rank_counts(black));
+    let (mut mg, mut eg) = (L::splat(0), L::splat(0));
+    // Pawn sets hold no pawn on the first or last rank.
+    for (relative_rank, weight) in ranks.iter().enumerate().take(7).skip(1) {
+        let white_count = white.shr(8 * relative_rank as u32) & L::splat(0xff);
+        let black_count = black.shr(8 * (7 - relative_rank) as u32) & L::splat(0xff);
+        let (m, e) = times(white_count.sub(black_count), *weight);
+        mg = mg.add(m);
+        eg = eg.add(e);
+    }
+    sink.add(term, mg, eg);
+}
+
+/// Popcount of `white` minus popcount of `black` for sets confined to disjoint squares
+/// `white_area` and `black_area`: one popcount, as Black's count is the area's size less
+/// the count of its complement in the area.
+#[inline(always)]
+fn confined_difference<L: Lanes>(white: L, black: L, black_area: u64) -> L {
+    (white | (L::splat(black_area) & !black))
+        .popcount()
+        .sub(L::splat(black_area.count_ones() as u64))
+}
+
+/// 1 in lanes where `b` is not empty, 0 elsewhere.
+#[inline(always)]
+fn any<L: Lanes>(b: L) -> L {
+    !b.zero_mask() & L::splat(1)
+}
+
+/// Every term of `boards` into `sink`: the pawn terms, then the rest.
+#[inline(always)]
+pub fn all_terms<L: Lanes, S: Sink<L>>(
+    prepared: &Prepared,
+    boards: &Boards<L>,
+    sink: &mut S,
+) -> Meta<L> {
+    let pawns = boards.pieces[PAWN];
+    let passed = pawn_terms(
+        prepared,
+        pawns & boards.colors[0],
+        pawns & boards.colors[1],
+        sink,
+    );
+    piece_terms(prepared, boards, passed, sink)
+}
+
+/// Every other term, given the passed pawns from [`pawn_terms`] (or the pawn hash table).
+#[inline(always)]
+pub fn piece_terms<L: Lanes, S: Sink<L>>(
+    prepared: &Prepared,
+    boards: &Boards<L>,
+    passed: [L; 2],
+    sink: &mut S,
+) -> Meta<L> {
+    let w = &prepared.weights;
+    let sets = Sets::new(boards);
+    let counts = pieces::counts(&sets);
+    let light = |side: usize| (sets.pieces[BISHOP][side] & L::splat(LIGHT_SQUARES)).popcount();
+    let light_bishops = [light(0), light(1)];
+    pieces::material(w, &counts, sink);
+    pieces::psqt(prepared, &sets, sink);
+    pieces::mobility(w, &sets, sink);
+    pieces::bishop_pair(w, &sets, sink);
+    pieces::tempo(w, &sets, sink);
+    let kings = king::Geometry::new(&sets);
+    passers::passer_terms(w, &sets, &kings, passed, sink);
+    king::endgame_king(w, &sets, &kings, sink);
+    king::shelter_and_storm(w, &sets, sink);
+    king::king_safety(w, &sets, sink);
+    threats::threats(w, &sets, sink);
+    pieces::files(w, &sets, sink);
+    pieces::rook_seventh(w, &sets, sink);
+    pieces::outposts(w, &sets, sink);
+    pieces::bad_bishops(w, &sets, &counts, light_bishops, sink);
+    pieces::space(w, &sets, sink);
+    pieces::meta(&counts, light_bishops)
+}
