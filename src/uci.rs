@@ -198,8 +198,12 @@ impl Uci {
         match name.to_ascii_lowercase().as_str() {
             "hash" => {
                 if let Some(mb) = number(MAX_HASH_MB as u64, 1) {
-                    *hash_mb = mb as usize;
-                    engine.resize_hash(mb as usize);
+                    if engine.resize_hash(mb as usize) {
+                        *hash_mb = mb as usize;
+                    } else {
+                        complain(&format!("Hash: {mb} MiB cannot be allocated; 1 MiB in use"));
+                        *hash_mb = 1;
+                    }
                 }
             }
             "threads" => {

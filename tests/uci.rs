@@ -289,6 +289,7 @@ fn garbage_never_kills_the_loop() {
         "setoption name",
         "setoption name Hash value abc",
         "setoption name Hash value 0",
+        "setoption name Hash value 65536",
         "setoption name MultiPV value 999",
         "setoption name NoSuchOption value 1",
         "setoption name Weights value /no/such/file",

@@ -122,8 +122,18 @@ impl Engine {
     }
 
     /// Replaces the table with one of `hash_mb` MiB.
-    pub fn resize_hash(&mut self, hash_mb: usize) {
-        self.tt = TranspositionTable::new(hash_mb);
+    /// Replaces the table with one of `hash_mb` MiB; false (the old table kept) when the
+    /// memory cannot be had.
+    pub fn resize_hash(&mut self, hash_mb: usize) -> bool {
+        // The old table goes first, so its memory counts toward the new one.
+        self.tt = TranspositionTable::new(1);
+        match TranspositionTable::try_new(hash_mb) {
+            Some(tt) => {
+                self.tt = tt;
+                true
+            }
+            None => false,
+        }
     }
 
     /// Forgets everything learnt: a new game.

@@ -58,14 +58,21 @@ pub struct TranspositionTable {
 impl TranspositionTable {
     /// A table of at most `megabytes` MiB (at least one bucket).
     pub fn new(megabytes: usize) -> TranspositionTable {
-        let bytes = megabytes.max(1) << 20;
+        TranspositionTable::try_new(megabytes)
+            .unwrap_or_else(|| TranspositionTable::try_new(1).expect("a 1 MiB table"))
+    }
+
+    /// A table of at most `megabytes` MiB, or `None` when the memory cannot be had (a GUI
+    /// may ask for more than the machine has: that must not abort the engine).
+    pub fn try_new(megabytes: usize) -> Option<TranspositionTable> {
+        let bytes = megabytes.max(1).checked_mul(1 << 20)?;
         let count = (bytes / size_of::<Bucket>()).max(1);
         // Round down to a power of two so the index is a mask.
         let count = 1usize << (usize::BITS - 1 - count.leading_zeros());
-        TranspositionTable {
-            buckets: vec![Bucket::default(); count],
-            age: 0,
-        }
+        let mut buckets = Vec::new();
+        buckets.try_reserve_exact(count).ok()?;
+        buckets.resize(count, Bucket::default());
+        Some(TranspositionTable { buckets, age: 0 })
     }
 
     /// Forgets every entry.
