@@ -214,41 +214,34 @@ fn go_mate_reports_the_mate() {
     engine.quit();
 }
 
-#[test]
-fn infinite_searches_until_stop_and_stop_answers_at_once() {
+/// Starts `go` after `moves` from the start position, checks that the search is still on
+/// (it answers `isready`, and no `bestmove` comes) until `release` is sent, then that the
+/// move it gives is legal.
+fn search_waits_for(go: &str, moves: &[&str], release: &str) {
     let mut engine = Engine::start(&[]);
-    engine.send("position startpos");
-    engine.send("go infinite");
+    engine.send(&format!("position startpos moves {}", moves.join(" ")));
+    engine.send(go);
     std::thread::sleep(Duration::from_millis(300));
-    // Still searching: it answers isready meanwhile, with no bestmove before stop.
     engine.send("isready");
     let lines = engine.until("readyok");
     assert!(
         !lines.iter().any(|l| l.starts_with("bestmove")),
         "{lines:?}"
     );
-    engine.send("stop");
+    engine.send(release);
     let lines = engine.until("bestmove");
-    assert!(legal(None, &[]).contains(&bestmove(&lines)));
+    assert!(legal(None, moves).contains(&bestmove(&lines)));
     engine.quit();
 }
 
 #[test]
+fn infinite_searches_until_stop() {
+    search_waits_for("go infinite", &[], "stop");
+}
+
+#[test]
 fn ponder_waits_for_ponderhit() {
-    let mut engine = Engine::start(&[]);
-    engine.send("position startpos moves e2e4");
-    engine.send("go ponder wtime 2000 btime 2000");
-    std::thread::sleep(Duration::from_millis(300));
-    engine.send("isready");
-    let lines = engine.until("readyok");
-    assert!(
-        !lines.iter().any(|l| l.starts_with("bestmove")),
-        "{lines:?}"
-    );
-    engine.send("ponderhit");
-    let lines = engine.until("bestmove");
-    assert!(legal(None, &["e2e4"]).contains(&bestmove(&lines)));
-    engine.quit();
+    search_waits_for("go ponder wtime 2000 btime 2000", &["e2e4"], "ponderhit");
 }
 
 #[test]

@@ -163,15 +163,7 @@ impl Picker {
 
     /// Orders captures for quiescence by MVV-LVA.
     pub fn captures(position: &Position, moves: MoveList) -> Picker {
-        let mut scores = [0; crate::movegen::MAX_MOVES];
-        for (score, &mv) in scores.iter_mut().zip(moves.iter()) {
-            *score = mvv_lva(position, mv);
-        }
-        Picker {
-            moves,
-            scores,
-            next: 0,
-        }
+        Picker::ranked(moves, |mv| mvv_lva(position, mv))
     }
 
     /// Orders moves by a given score per move (the root, by the last iteration).
