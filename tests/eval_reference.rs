@@ -1,4 +1,4 @@
-//! An independent reference evaluation, written from `docs/EVAL.md` and `DESIGN.md`, not from
+//! An independent reference evaluation, written from `docs/EVAL.md` and `docs/DEFINITIONS.md`, not from
 //! the term code: it walks the board square by square, walks rays for slider attacks, reads
 //! the piece-square tables entry by entry and looks at one king zone at a time. Every term's
 //! (mg, eg) must equal `eval::breakdown`'s on every fixture position (the test suites, the
@@ -194,7 +194,7 @@ impl Board {
     }
 }
 
-/// One side's pawn masks, as `DESIGN.md` defines them.
+/// One side's pawn masks, as `docs/DEFINITIONS.md` defines them.
 struct PawnFacts {
     doubled: bool,
     isolated: bool,

@@ -7,7 +7,7 @@ use pawnstorm_kernels::{Color, Lanes};
 use super::{Sink, Term, difference, rank_table};
 use crate::eval::weights::{Prepared, Weight};
 
-/// The pawn-structure terms (`DESIGN.md`'s masks) into `sink`. Returns the passed pawns of
+/// The pawn-structure terms (`docs/DEFINITIONS.md`'s masks) into `sink`. Returns the passed pawns of
 /// White and Black, which the passer terms and the pawn hash table need.
 #[inline(always)]
 pub fn pawn_terms<L: Lanes, S: Sink<L>>(
