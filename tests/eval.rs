@@ -13,7 +13,7 @@ use pawnstorm::features::Path;
 use pawnstorm::fen::parse_fen;
 use pawnstorm::labels::{Labels, Record, parse_line};
 
-use common::{Rng, board_fen, fixture, read_fixture};
+use common::{Rng, board_fen, fixture, random_square, read_fixture};
 
 fn position(fen: &str) -> Position {
     parse_fen(fen).unwrap_or_else(|e| panic!("{fen}: {e}"))
@@ -28,16 +28,7 @@ fn random_positions(count: usize, rng: &mut Rng) -> Vec<Position> {
         let edge = rng.next() & 1 == 0;
         let mut place = |c: char, rng: &mut Rng| {
             for _ in 0..10 {
-                let file = if edge && rng.next() & 1 == 0 {
-                    [0, 7][rng.below(2)]
-                } else {
-                    rng.below(8)
-                };
-                let rank = if c.eq_ignore_ascii_case(&'p') {
-                    1 + rng.below(6)
-                } else {
-                    rng.below(8)
-                };
+                let (file, rank) = random_square(rng, c, edge);
                 if board[rank * 8 + file] == '.' {
                     board[rank * 8 + file] = c;
                     return;

@@ -21,7 +21,7 @@ use pawnstorm::eval::terms::{SIGNATURE_BITS, Term};
 use pawnstorm::eval::{Weight, Weights, breakdown, default_weights, evaluate};
 use pawnstorm::{Color, PieceType, Square};
 
-use common::{Rng, board_fen, read_fixture};
+use common::{EPD_FIXTURES, Rng, board_fen, random_square, read_fixture};
 
 const PAWN: usize = 0;
 const KNIGHT: usize = 1;
@@ -577,23 +577,12 @@ fn positions_of(text: &str) -> impl Iterator<Item = Position> + '_ {
 
 fn fixture_positions() -> Vec<Position> {
     let mut positions = Vec::new();
-    for file in [
-        "epd/arasan21.epd",
-        "epd/bk.epd",
-        "epd/bt2630.epd",
-        "epd/ecm.epd",
-        "epd/eet.epd",
-        "epd/sts.epd",
-        "epd/tbtest.epd",
-        "epd/wac-revised.epd",
-        "epd/wac.epd",
-        "masks/positions.epd",
+    let more = [
         "perft/perftsuite.epd",
         "perft/frc-perftsuite.epd",
         "perft/cpw-tricky.perft",
-        // Positions from the fixture games (fixtures/pgn).
-        "texel/labeled-from-fixture-pgns.epd",
-    ] {
+    ];
+    for file in EPD_FIXTURES.into_iter().chain(more) {
         let before = positions.len();
         positions.extend(positions_of(&read_fixture(file)));
         assert!(positions.len() > before, "no positions read from {file}");
@@ -639,16 +628,7 @@ fn random_positions(count: usize) -> Vec<Position> {
             if i >= 2 && rng.below(3) == 0 {
                 continue;
             }
-            let file = if edge && rng.next() & 1 == 0 {
-                [0, 7][rng.below(2)]
-            } else {
-                rng.below(8)
-            };
-            let rank = if c.eq_ignore_ascii_case(&'p') {
-                1 + rng.below(6)
-            } else {
-                rng.below(8)
-            };
+            let (file, rank) = random_square(&mut rng, c, edge);
             if board[rank * 8 + file] == '.' {
                 board[rank * 8 + file] = c;
             }

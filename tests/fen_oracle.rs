@@ -18,7 +18,7 @@ use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, EnPassantMode, Position as _, PositionErrorKinds};
 
-use common::{Rng, board_fen, read_fixture};
+use common::{EPD_FIXTURES, Rng, board_fen, read_fixture};
 
 fn fixture_lines(relative: &str) -> Vec<String> {
     read_fixture(relative)
@@ -143,19 +143,7 @@ fn pawn_key_ignores_everything_but_pawns() {
 #[test]
 fn every_fixture_position_round_trips() {
     let mut checked = 0;
-    for suite in [
-        "epd/arasan21.epd",
-        "epd/bk.epd",
-        "epd/bt2630.epd",
-        "epd/ecm.epd",
-        "epd/eet.epd",
-        "epd/sts.epd",
-        "epd/tbtest.epd",
-        "epd/wac.epd",
-        "epd/wac-revised.epd",
-        "masks/positions.epd",
-        "texel/labeled-from-fixture-pgns.epd",
-    ] {
+    for suite in EPD_FIXTURES {
         for line in fixture_lines(suite) {
             let record = epd::parse_epd(&line).unwrap_or_else(|e| panic!("{suite}: {line}: {e}"));
             // The four position fields come back exactly as written.

@@ -54,3 +54,35 @@ pub fn board_fen(board: &[char; 64], empty: char) -> String {
     }
     fen
 }
+
+/// The EPD files of `fixtures/` with one position a line: the test suites, the masks
+/// positions and the positions of the fixture games.
+pub const EPD_FIXTURES: [&str; 11] = [
+    "epd/arasan21.epd",
+    "epd/bk.epd",
+    "epd/bt2630.epd",
+    "epd/ecm.epd",
+    "epd/eet.epd",
+    "epd/sts.epd",
+    "epd/tbtest.epd",
+    "epd/wac-revised.epd",
+    "epd/wac.epd",
+    "masks/positions.epd",
+    "texel/labeled-from-fixture-pgns.epd",
+];
+
+/// A random square for piece `c` (pawns on ranks 2-7), leaning to the a and h files when
+/// `edge` is set, where wrap bugs live: (file, rank).
+pub fn random_square(rng: &mut Rng, c: char, edge: bool) -> (usize, usize) {
+    let file = if edge && rng.next() & 1 == 0 {
+        [0, 7][rng.below(2)]
+    } else {
+        rng.below(8)
+    };
+    let rank = if c.eq_ignore_ascii_case(&'p') {
+        1 + rng.below(6)
+    } else {
+        rng.below(8)
+    };
+    (file, rank)
+}
