@@ -235,33 +235,3 @@ pub fn par_for_each_rows(
         },
     )
 }
-
-/// Runs `sink` on the features of every block of `db`, in block order, computing up to
-/// `chunk` blocks at a time on the rayon pool.
-pub fn for_each_block(
-    db: &Database,
-    path: Path,
-    chunk: usize,
-    mut sink: impl FnMut(usize, &[u64], usize) -> Result<(), DbError>,
-) -> Result<(), DbError> {
-    let n = db.block_size();
-    let blocks = db.block_count();
-    let mut buffers: Vec<Vec<u64>> = Vec::new();
-    for first in (0..blocks).step_by(chunk.max(1)) {
-        let last = (first + chunk.max(1)).min(blocks);
-        buffers.resize_with(last - first, || vec![0; COLUMNS * n]);
-        let lens: Vec<Result<usize, DbError>> = buffers
-            .par_iter_mut()
-            .enumerate()
-            .map(|(i, buffer)| {
-                let block = db.block(first + i)?;
-                block_features(path, &block, buffer);
-                Ok(block.len)
-            })
-            .collect();
-        for (i, len) in lens.into_iter().enumerate() {
-            sink(first + i, &buffers[i], len?)?;
-        }
-    }
-    Ok(())
-}

@@ -1,11 +1,20 @@
-//! Writing tables of integer columns as numpy `.npy` (one structured array, so the column
-//! names travel with the data) or `.csv` (a header row, then decimal integers). Files are
-//! written to a temporary file and renamed into place when complete.
+//! Tables of integer columns written as numpy `.npy` (one structured array, so the column
+//! names travel with the data) or `.csv` (a header row, then decimal integers), filled in
+//! parallel by the worker threads that compute them.
+//!
+//! A table's size is known before the first row is computed, so a `.npy` file is sized up
+//! front, memory-mapped, and every worker encodes its pieces of rows straight into their
+//! place: no serial writer, no order to keep. A `.csv` row has no fixed size: workers format
+//! pieces into text in parallel, a window of pieces at a time, and the text is written in
+//! order. Either way the table goes to a temporary file beside the target, renamed into
+//! place when complete: a failed or interrupted run leaves no partial table.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+use memmap2::MmapMut;
+use rayon::prelude::*;
 use tempfile::NamedTempFile;
 use thiserror::Error;
 
@@ -25,6 +34,14 @@ impl ColumnType {
             ColumnType::I32 => "<i4",
         }
     }
+
+    fn bytes(self) -> usize {
+        match self {
+            ColumnType::U64 => 8,
+            ColumnType::U16 => 2,
+            ColumnType::I32 => 4,
+        }
+    }
 }
 
 #[derive(Debug, Error)]
@@ -36,12 +53,30 @@ pub enum TableError {
     },
     #[error("{0}: unknown output format (use .npy or .csv)")]
     UnknownFormat(PathBuf),
-    #[error("{path}: {written} rows written but {expected} announced")]
+    #[error("{path}: piece {piece} has {got} rows, expected {expected}")]
     RowCount {
         path: PathBuf,
-        written: u64,
-        expected: u64,
+        piece: usize,
+        got: usize,
+        expected: usize,
     },
+}
+
+/// What fills a table: pieces of consecutive rows (piece `p` holds rows
+/// `p * piece_rows ..`, the last one fewer), each computed into a worker's scratch space and
+/// then read value by value.
+pub trait TableSource: Sync {
+    /// Per-worker space a piece is computed into (allocated once per worker, reused).
+    type Scratch: Send;
+    /// The error of computing a piece (a corrupt input block, say).
+    type Error: From<TableError> + Send;
+
+    fn scratch(&self) -> Self::Scratch;
+    /// Computes piece `piece` into `scratch` and returns how many rows it holds.
+    fn compute(&self, scratch: &mut Self::Scratch, piece: usize) -> Result<usize, Self::Error>;
+    /// The value of `column` in row `row` of the piece last computed into `scratch`
+    /// (`I32` columns take the low 32 bits as a two's-complement number).
+    fn value(&self, scratch: &Self::Scratch, row: usize, column: usize) -> u64;
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,17 +85,18 @@ enum Format {
     Csv,
 }
 
-/// A table being written row by row.
+/// A table of a known number of rows, about to be filled.
 pub struct TableWriter {
     path: PathBuf,
     format: Format,
-    types: Vec<ColumnType>,
-    temp: NamedTempFile,
-    out: BufWriter<File>,
+    columns: Vec<(String, ColumnType)>,
     rows: u64,
-    expected: u64,
-    line: Vec<u8>,
+    temp: NamedTempFile,
 }
+
+/// Pieces of a `.csv` formatted per window before they are written in order: enough for
+/// every worker to have several, few enough that the text waiting stays small.
+const CSV_PIECES_PER_THREAD: usize = 8;
 
 impl TableWriter {
     /// Starts a table at `path` (its extension picks the format) with `rows` rows of the
@@ -78,10 +114,6 @@ impl TableWriter {
             Some("csv") => Format::Csv,
             _ => return Err(TableError::UnknownFormat(path.to_path_buf())),
         };
-        let io = |error| TableError::Io {
-            path: path.to_path_buf(),
-            error,
-        };
         let dir = match path.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
@@ -90,88 +122,193 @@ impl TableWriter {
         builder.prefix(".table-").suffix(".tmp");
         #[cfg(unix)]
         builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
-        let temp = builder.tempfile_in(&dir).map_err(io)?;
-        let mut out = BufWriter::with_capacity(1 << 20, temp.reopen().map_err(io)?);
-        match format {
-            Format::Npy => out.write_all(&npy_header(columns, rows)).map_err(io)?,
-            Format::Csv => {
-                let names: Vec<&str> = columns.iter().map(|(n, _)| n.as_str()).collect();
-                writeln!(out, "{}", names.join(",")).map_err(io)?;
-            }
-        }
+        let temp = builder.tempfile_in(&dir).map_err(|error| TableError::Io {
+            path: path.to_path_buf(),
+            error,
+        })?;
         Ok(TableWriter {
             path: path.to_path_buf(),
             format,
-            types: columns.iter().map(|&(_, t)| t).collect(),
+            columns: columns.to_vec(),
+            rows,
             temp,
-            out,
-            rows: 0,
-            expected: rows,
-            line: Vec::with_capacity(1024),
         })
     }
 
-    /// Appends one row; `values[i]` is column `i`, converted to its type (`I32` columns
-    /// take the value's low 32 bits as a two's-complement number).
-    pub fn write_row(&mut self, values: &[u64]) -> Result<(), TableError> {
-        debug_assert_eq!(values.len(), self.types.len());
-        self.line.clear();
-        match self.format {
-            Format::Npy => {
-                for (&value, &kind) in values.iter().zip(&self.types) {
-                    match kind {
-                        ColumnType::U64 => self.line.extend_from_slice(&value.to_le_bytes()),
-                        ColumnType::U16 => {
-                            self.line.extend_from_slice(&(value as u16).to_le_bytes())
-                        }
-                        ColumnType::I32 => {
-                            self.line.extend_from_slice(&(value as u32).to_le_bytes())
-                        }
-                    }
-                }
-            }
-            Format::Csv => {
-                let mut buffer = itoa::Buffer::new();
-                for (i, (&value, &kind)) in values.iter().zip(&self.types).enumerate() {
-                    if i > 0 {
-                        self.line.push(b',');
-                    }
-                    let text = match kind {
-                        ColumnType::I32 => buffer.format(value as u32 as i32),
-                        _ => buffer.format(value),
-                    };
-                    self.line.extend_from_slice(text.as_bytes());
-                }
-                self.line.push(b'\n');
-            }
-        }
-        self.rows += 1;
-        self.out
-            .write_all(&self.line)
-            .map_err(|error| TableError::Io {
-                path: self.path.clone(),
-                error,
-            })
-    }
-
-    /// Checks the row count, syncs, and renames the table into place.
-    pub fn finish(self) -> Result<u64, TableError> {
-        if self.rows != self.expected {
-            return Err(TableError::RowCount {
-                path: self.path,
-                written: self.rows,
-                expected: self.expected,
-            });
-        }
-        let io = |error| TableError::Io {
+    fn io(&self, error: std::io::Error) -> TableError {
+        TableError::Io {
             path: self.path.clone(),
             error,
+        }
+    }
+
+    /// Bytes of one `.npy` record (numpy packs structured fields without padding).
+    fn record_bytes(&self) -> usize {
+        self.columns.iter().map(|(_, t)| t.bytes()).sum()
+    }
+
+    /// Computes every piece of `source` on the current rayon pool, writes the table, syncs
+    /// it and renames it into place. `done(rows)` is called as pieces complete (for
+    /// progress). Returns the number of rows.
+    pub fn fill<S: TableSource>(
+        self,
+        source: &S,
+        piece_rows: usize,
+        done: impl Fn(usize) + Sync,
+    ) -> Result<u64, S::Error> {
+        assert!(piece_rows > 0, "pieces hold rows");
+        let pieces = self.rows.div_ceil(piece_rows as u64) as usize;
+        // Every piece but the last is whole; a source that disagrees would leave holes.
+        let expected = |piece: usize| {
+            let start = (piece * piece_rows) as u64;
+            (self.rows - start).min(piece_rows as u64) as usize
         };
-        let file = self.out.into_inner().map_err(|e| io(e.into_error()))?;
-        file.sync_all().map_err(io)?;
-        drop(file);
-        self.temp.persist(&self.path).map_err(|e| io(e.error))?;
-        Ok(self.rows)
+        let check = |piece: usize, got: usize| -> Result<(), TableError> {
+            if got == expected(piece) {
+                Ok(())
+            } else {
+                Err(TableError::RowCount {
+                    path: self.path.clone(),
+                    piece,
+                    got,
+                    expected: expected(piece),
+                })
+            }
+        };
+        match self.format {
+            Format::Npy => {
+                let header = npy_header(&self.columns, self.rows);
+                let record = self.record_bytes();
+                let size = header.len() as u64 + self.rows * record as u64;
+                let file = self.temp.as_file();
+                reserve(file, size).map_err(|e| self.io(e))?;
+                // SAFETY: the file is our own fresh temporary file, sized above; nothing
+                // else maps or truncates it while the map lives.
+                let mut map = unsafe { MmapMut::map_mut(file) }.map_err(|e| self.io(e))?;
+                let (head, data) = map.split_at_mut(header.len());
+                head.copy_from_slice(&header);
+                let types: Vec<ColumnType> = self.columns.iter().map(|&(_, t)| t).collect();
+                data.par_chunks_mut(piece_rows * record)
+                    .enumerate()
+                    .try_for_each_init(
+                        || source.scratch(),
+                        |scratch, (piece, bytes)| {
+                            let rows = source.compute(scratch, piece)?;
+                            check(piece, rows)?;
+                            encode_npy(source, scratch, &types, bytes);
+                            done(rows);
+                            Ok::<(), S::Error>(())
+                        },
+                    )?;
+                map.flush().map_err(|e| self.io(e))?;
+                drop(map);
+            }
+            Format::Csv => {
+                let mut out = BufWriter::with_capacity(1 << 20, self.temp.as_file());
+                let names: Vec<&str> = self.columns.iter().map(|(n, _)| n.as_str()).collect();
+                writeln!(out, "{}", names.join(",")).map_err(|e| self.io(e))?;
+                let types: Vec<ColumnType> = self.columns.iter().map(|&(_, t)| t).collect();
+                let window = CSV_PIECES_PER_THREAD * rayon::current_num_threads().max(1);
+                let mut texts: Vec<Vec<u8>> = Vec::new();
+                for first in (0..pieces).step_by(window) {
+                    let last = (first + window).min(pieces);
+                    texts.resize_with(last - first, Vec::new);
+                    texts.par_iter_mut().enumerate().try_for_each_init(
+                        || source.scratch(),
+                        |scratch, (i, text)| {
+                            let rows = source.compute(scratch, first + i)?;
+                            check(first + i, rows)?;
+                            text.clear();
+                            encode_csv(source, scratch, &types, rows, text);
+                            Ok::<(), S::Error>(())
+                        },
+                    )?;
+                    for (i, text) in texts.iter().enumerate() {
+                        out.write_all(text).map_err(|e| self.io(e))?;
+                        done(expected(first + i));
+                    }
+                }
+                out.flush().map_err(|e| self.io(e))?;
+            }
+        }
+        self.temp.as_file().sync_all().map_err(|e| self.io(e))?;
+        let TableWriter {
+            path, temp, rows, ..
+        } = self;
+        temp.persist(&path).map_err(|e| TableError::Io {
+            path,
+            error: e.error,
+        })?;
+        Ok(rows)
+    }
+}
+
+/// Sets the file's length and, where the system can, allocates its blocks now: a full disk
+/// is then an error here rather than a SIGBUS in a worker writing to the map.
+fn reserve(file: &File, size: u64) -> std::io::Result<()> {
+    file.set_len(size)?;
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let length = libc::off_t::try_from(size).map_err(std::io::Error::other)?;
+        // SAFETY: a plain system call on a file descriptor we own.
+        let status = unsafe { libc::fallocate(file.as_raw_fd(), 0, 0, length) };
+        if status != 0 {
+            let error = std::io::Error::last_os_error();
+            // Filesystems without fallocate keep the sparse file (as any writer would).
+            if error.raw_os_error() != Some(libc::EOPNOTSUPP) {
+                return Err(error);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Encodes the rows of the piece in `scratch` as packed little-endian records into `bytes`
+/// (exactly the piece's rows times the record size).
+fn encode_npy<S: TableSource>(
+    source: &S,
+    scratch: &S::Scratch,
+    types: &[ColumnType],
+    bytes: &mut [u8],
+) {
+    let record: usize = types.iter().map(|t| t.bytes()).sum();
+    for (row, out) in bytes.chunks_exact_mut(record).enumerate() {
+        let mut at = 0;
+        for (column, &kind) in types.iter().enumerate() {
+            let value = source.value(scratch, row, column);
+            match kind {
+                ColumnType::U64 => out[at..at + 8].copy_from_slice(&value.to_le_bytes()),
+                ColumnType::U16 => out[at..at + 2].copy_from_slice(&(value as u16).to_le_bytes()),
+                ColumnType::I32 => out[at..at + 4].copy_from_slice(&(value as u32).to_le_bytes()),
+            }
+            at += kind.bytes();
+        }
+    }
+}
+
+fn encode_csv<S: TableSource>(
+    source: &S,
+    scratch: &S::Scratch,
+    types: &[ColumnType],
+    rows: usize,
+    text: &mut Vec<u8>,
+) {
+    let mut buffer = itoa::Buffer::new();
+    for row in 0..rows {
+        for (column, &kind) in types.iter().enumerate() {
+            if column > 0 {
+                text.push(b',');
+            }
+            let value = source.value(scratch, row, column);
+            let digits = match kind {
+                ColumnType::I32 => buffer.format(value as u32 as i32),
+                ColumnType::U16 => buffer.format(value as u16),
+                ColumnType::U64 => buffer.format(value),
+            };
+            text.extend_from_slice(digits.as_bytes());
+        }
+        text.push(b'\n');
     }
 }
 
@@ -198,4 +335,193 @@ fn npy_header(columns: &[(String, ColumnType)], rows: u64) -> Vec<u8> {
     header.extend_from_slice(&(dict.len() as u16).to_le_bytes());
     header.extend_from_slice(dict.as_bytes());
     header
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Row `r` holds `r`, `r * 3` as a u16 and `-r` as an i32; piece 5 fails on request.
+    struct Counting {
+        rows: u64,
+        piece_rows: usize,
+        fail_at: Option<usize>,
+    }
+
+    #[derive(Debug)]
+    enum Error {
+        Table,
+        Piece(usize),
+    }
+
+    impl From<TableError> for Error {
+        fn from(_: TableError) -> Error {
+            Error::Table
+        }
+    }
+
+    impl TableSource for Counting {
+        type Scratch = u64;
+        type Error = Error;
+        fn scratch(&self) -> u64 {
+            0
+        }
+        fn compute(&self, first: &mut u64, piece: usize) -> Result<usize, Error> {
+            if self.fail_at == Some(piece) {
+                return Err(Error::Piece(piece));
+            }
+            *first = (piece * self.piece_rows) as u64;
+            Ok((self.rows - *first).min(self.piece_rows as u64) as usize)
+        }
+        fn value(&self, first: &u64, row: usize, column: usize) -> u64 {
+            let r = first + row as u64;
+            match column {
+                0 => r,
+                1 => r * 3,
+                _ => (-(r as i64)) as u64,
+            }
+        }
+    }
+
+    fn columns() -> Vec<(String, ColumnType)> {
+        vec![
+            ("index".into(), ColumnType::U64),
+            ("triple".into(), ColumnType::U16),
+            ("negated".into(), ColumnType::I32),
+        ]
+    }
+
+    fn pool() -> rayon::ThreadPool {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .expect("a pool")
+    }
+
+    fn leftovers(dir: &Path) -> Vec<String> {
+        std::fs::read_dir(dir)
+            .expect("dir")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn npy_records_land_in_row_order_from_parallel_pieces() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("t.npy");
+        let source = Counting {
+            rows: 1000,
+            piece_rows: 64,
+            fail_at: None,
+        };
+        let table = TableWriter::create(&path, &columns(), source.rows).expect("create");
+        let rows = pool()
+            .install(|| table.fill(&source, source.piece_rows, |_| {}))
+            .expect("fill");
+        assert_eq!(rows, 1000);
+        let bytes = std::fs::read(&path).expect("read");
+        assert_eq!(&bytes[..6], b"\x93NUMPY");
+        let header_len = 10 + u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
+        assert_eq!(header_len % 64, 0);
+        let dict = std::str::from_utf8(&bytes[10..header_len]).expect("ascii");
+        assert!(dict.contains("('triple', '<u2')") && dict.contains("'shape': (1000,)"));
+        let records = &bytes[header_len..];
+        assert_eq!(records.len(), 1000 * 14);
+        for (r, record) in records.chunks_exact(14).enumerate() {
+            let r = r as u64;
+            assert_eq!(u64::from_le_bytes(record[..8].try_into().unwrap()), r);
+            assert_eq!(
+                u16::from_le_bytes(record[8..10].try_into().unwrap()),
+                (r * 3) as u16
+            );
+            assert_eq!(
+                i32::from_le_bytes(record[10..].try_into().unwrap()),
+                -(r as i32)
+            );
+        }
+        assert_eq!(leftovers(dir.path()), vec!["t.npy".to_string()]);
+    }
+
+    #[test]
+    fn csv_rows_keep_their_order_across_windows() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("t.csv");
+        // 200 pieces: several windows of 8 pieces a thread.
+        let source = Counting {
+            rows: 200 * 8 - 3,
+            piece_rows: 8,
+            fail_at: None,
+        };
+        let done = std::sync::atomic::AtomicUsize::new(0);
+        let table = TableWriter::create(&path, &columns(), source.rows).expect("create");
+        pool()
+            .install(|| {
+                table.fill(&source, source.piece_rows, |rows| {
+                    done.fetch_add(rows, std::sync::atomic::Ordering::Relaxed);
+                })
+            })
+            .expect("fill");
+        assert_eq!(done.into_inner() as u64, source.rows);
+        let text = std::fs::read_to_string(&path).expect("read");
+        let mut lines = text.lines();
+        assert_eq!(lines.next(), Some("index,triple,negated"));
+        let mut count = 0u64;
+        for (r, line) in lines.enumerate() {
+            let r = r as u64;
+            assert_eq!(line, format!("{r},{},{}", r * 3, -(r as i64)));
+            count += 1;
+        }
+        assert_eq!(count, source.rows);
+    }
+
+    #[test]
+    fn a_failed_piece_leaves_no_file_behind() {
+        for name in ["t.npy", "t.csv"] {
+            let dir = tempfile::tempdir().expect("temp dir");
+            let path = dir.path().join(name);
+            let source = Counting {
+                rows: 640,
+                piece_rows: 64,
+                fail_at: Some(5),
+            };
+            let table = TableWriter::create(&path, &columns(), source.rows).expect("create");
+            let result = pool().install(|| table.fill(&source, source.piece_rows, |_| {}));
+            assert!(matches!(result, Err(Error::Piece(5))), "{name}: {result:?}");
+            assert!(leftovers(dir.path()).is_empty(), "{name}: files left");
+        }
+    }
+
+    #[test]
+    fn a_piece_short_of_rows_is_an_error() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("t.npy");
+        // The source believes in 100 rows; the table was announced with 130.
+        let source = Counting {
+            rows: 100,
+            piece_rows: 64,
+            fail_at: None,
+        };
+        let table = TableWriter::create(&path, &columns(), 130).expect("create");
+        let result = table.fill(&source, source.piece_rows, |_| {});
+        assert!(matches!(result, Err(Error::Table)), "{result:?}");
+        assert!(leftovers(dir.path()).is_empty());
+    }
+
+    #[test]
+    fn an_empty_table_is_a_header_alone() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("t.npy");
+        let source = Counting {
+            rows: 0,
+            piece_rows: 64,
+            fail_at: None,
+        };
+        let table = TableWriter::create(&path, &columns(), 0).expect("create");
+        assert_eq!(table.fill(&source, 64, |_| {}).expect("fill"), 0);
+        let bytes = std::fs::read(&path).expect("read");
+        assert_eq!(
+            bytes.len(),
+            10 + u16::from_le_bytes([bytes[8], bytes[9]]) as usize
+        );
+    }
 }

@@ -9,12 +9,13 @@ use anyhow::{Context, Result};
 use clap::ValueEnum;
 
 use pawnstorm::Position;
+use pawnstorm::db::{Block, Database};
 use pawnstorm::eval::batch::{self as eval_batch, BREAKDOWN_WIDTH, breakdown_names};
 use pawnstorm::eval::terms::Term;
 use pawnstorm::eval::{self, Prepared};
 use pawnstorm::features;
 use pawnstorm::fen;
-use pawnstorm::table::{ColumnType, TableWriter};
+use pawnstorm::table::{ColumnType, TableSource, TableWriter};
 
 use super::{Global, fen_error_with_caret, import, output, progress, weights};
 
@@ -77,16 +78,7 @@ pub fn run(args: Args, global: Global) -> Result<()> {
         .build()
         .context("starting worker threads")?;
     let bar = progress::positions_bar(db.len());
-    let n = db.block_size();
     let stm_pov = args.pov == Pov::Stm;
-    // The side to move's point of view turns every score-like value round for Black.
-    let turn = |block: &pawnstorm::db::Block<'_>, row: usize, value: i32| {
-        if stm_pov && block.side_to_move[row] != 0 {
-            -value
-        } else {
-            value
-        }
-    };
     let count = db.len();
     match &args.output {
         Some(output) => {
@@ -104,58 +96,24 @@ pub fn run(args: Args, global: Global) -> Result<()> {
             } else {
                 columns.push(("score".to_string(), ColumnType::I32));
             }
-            let with_index = columns[0].0 == "index";
-            let mut table = TableWriter::create(output, &columns, count)?;
-            let mut values = vec![0u64; columns.len()];
-            // Columns of a breakdown row that are scores (turned round for --pov stm).
-            let is_score: Vec<bool> = (0..width).map(|c| c == 0 || c >= 4).collect();
-            pool.install(|| {
-                eval_batch::for_each_block_ordered(
-                    &db,
-                    4 * threads,
-                    width,
-                    |block, out| {
-                        if args.terms {
-                            eval_batch::rows_breakdown(path, &prepared, block, 0..n, out);
-                        } else {
-                            eval_batch::rows_scores(path, &prepared, block, 0..n, out);
-                        }
-                        for row in 0..block.len {
-                            for (c, value) in out[row * width..][..width].iter_mut().enumerate() {
-                                if is_score[c] {
-                                    *value = turn(block, row, *value);
-                                }
-                            }
-                        }
-                    },
-                    |block, out, len| {
-                        for row in 0..len {
-                            let mut at = 0;
-                            if with_index {
-                                values[0] = (block * n + row) as u64;
-                                at = 1;
-                            }
-                            for (slot, value) in
-                                values[at..].iter_mut().zip(&out[row * width..][..width])
-                            {
-                                *slot = *value as i64 as u64;
-                            }
-                            table.write_row(&values)?;
-                        }
-                        bar.set_position(((block + 1) * n).min(count as usize) as u64);
-                        Ok(())
-                    },
-                )
-            })?;
+            let source = ScoreTable {
+                db: &db,
+                path,
+                prepared: &prepared,
+                width,
+                with_index: columns[0].0 == "index",
+                stm_pov,
+            };
+            let table = TableWriter::create(output, &columns, count)?;
+            pool.install(|| table.fill(&source, db.block_size(), |rows| bar.inc(rows as u64)))?;
             bar.finish_and_clear();
-            table.finish()?;
             eval_summary(count, start, path, threads, Some(output));
         }
         None => {
             let scores = pool.install(|| {
                 eval_batch::db_scores_with(&db, path, &prepared, |block, scores| {
-                    for (row, score) in scores.iter_mut().enumerate().take(block.len) {
-                        *score = turn(block, row, *score);
+                    if stm_pov {
+                        turn_for_black(block, scores, 1);
                     }
                     bar.inc(block.len as u64);
                 })
@@ -168,6 +126,67 @@ pub fn run(args: Args, global: Global) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The side to move's point of view: every score-like value of Black's rows turned round
+/// (in a breakdown row of `width` values, the score and each term's values, not the phase,
+/// scale and rule).
+fn turn_for_black(block: &Block<'_>, values: &mut [i32], width: usize) {
+    for (row, values) in values.chunks_exact_mut(width).enumerate().take(block.len) {
+        if block.side_to_move[row] != 0 {
+            for (c, value) in values.iter_mut().enumerate() {
+                if c == 0 || c >= 4 {
+                    *value = -*value;
+                }
+            }
+        }
+    }
+}
+
+/// Scores, or breakdown rows, of every position of a DB as a table: one piece a DB block.
+struct ScoreTable<'a> {
+    db: &'a Database,
+    path: features::Path,
+    prepared: &'a Prepared,
+    /// Values a position: 1 (the score) or [`BREAKDOWN_WIDTH`].
+    width: usize,
+    /// Whether column 0 is the position's index.
+    with_index: bool,
+    stm_pov: bool,
+}
+
+impl TableSource for ScoreTable<'_> {
+    /// The block's values, and the index of its first position.
+    type Scratch = (Vec<i32>, u64);
+    type Error = anyhow::Error;
+
+    fn scratch(&self) -> Self::Scratch {
+        (vec![0; self.width * self.db.block_size()], 0)
+    }
+
+    fn compute(&self, (out, first): &mut Self::Scratch, piece: usize) -> Result<usize> {
+        let block = self.db.block(piece)?;
+        let n = self.db.block_size();
+        if self.width == 1 {
+            eval_batch::rows_scores(self.path, self.prepared, &block, 0..n, out);
+        } else {
+            eval_batch::rows_breakdown(self.path, self.prepared, &block, 0..n, out);
+        }
+        if self.stm_pov {
+            turn_for_black(&block, out, self.width);
+        }
+        *first = (piece * n) as u64;
+        Ok(block.len)
+    }
+
+    #[inline]
+    fn value(&self, (out, first): &Self::Scratch, row: usize, column: usize) -> u64 {
+        match (self.with_index, column) {
+            (true, 0) => first + row as u64,
+            (true, c) => out[row * self.width + c - 1] as i64 as u64,
+            (false, c) => out[row * self.width + c] as i64 as u64,
+        }
+    }
 }
 
 fn eval_summary(

@@ -7,9 +7,9 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use clap::ValueEnum;
 
-use pawnstorm::db::DbError;
+use pawnstorm::db::Database;
 use pawnstorm::features;
-use pawnstorm::table::{ColumnType, TableWriter};
+use pawnstorm::table::{ColumnType, TableSource, TableWriter};
 
 use super::{Global, import, progress};
 
@@ -61,29 +61,13 @@ pub fn run(args: Args, global: Global) -> Result<()> {
                 (name, kind)
             }),
     );
-    let mut table = TableWriter::create(&args.output, &columns, db.len())?;
-    let bar = progress::bytes_bar(None);
-    let n = db.block_size();
+    let table = TableWriter::create(&args.output, &columns, db.len())?;
+    let bar = progress::positions_bar(db.len());
     let compute_start = Instant::now();
-    let mut values = vec![0u64; columns.len()];
-    pool.install(|| {
-        features::for_each_block(&db, path, 4 * threads, |block, out, len| {
-            for row in 0..len {
-                values[0] = (block * n + row) as u64;
-                for (c, value) in values[1..].iter_mut().enumerate() {
-                    *value = out[c * n + row];
-                }
-                table.write_row(&values).map_err(|e| DbError::Invalid {
-                    path: args.output.clone(),
-                    what: e.to_string(),
-                })?;
-            }
-            bar.set_position(((block + 1) * n).min(db.len() as usize) as u64);
-            Ok(())
-        })
-    })?;
+    let source = MaskTable { db: &db, path };
+    let rows =
+        pool.install(|| table.fill(&source, db.block_size(), |rows| bar.inc(rows as u64)))?;
     bar.finish_and_clear();
-    let rows = table.finish()?;
     let seconds = start.elapsed().as_secs_f64();
     eprintln!(
         "features: {rows} positions, {seconds:.2} s ({:.2} s computing and writing), {:.0} positions/s, path {}, {threads} threads -> {}",
@@ -93,4 +77,37 @@ pub fn run(args: Args, global: Global) -> Result<()> {
         args.output.display()
     );
     Ok(())
+}
+
+/// The masks of every position of a DB as a table: the index, then [`features::COLUMNS`]
+/// values; one piece a DB block.
+struct MaskTable<'a> {
+    db: &'a Database,
+    path: features::Path,
+}
+
+impl TableSource for MaskTable<'_> {
+    /// The block's features (column-major, stride = block size), and the index of its first
+    /// position.
+    type Scratch = (Vec<u64>, u64);
+    type Error = anyhow::Error;
+
+    fn scratch(&self) -> Self::Scratch {
+        (vec![0; features::COLUMNS * self.db.block_size()], 0)
+    }
+
+    fn compute(&self, (out, first): &mut Self::Scratch, piece: usize) -> Result<usize> {
+        let block = self.db.block(piece)?;
+        features::block_features(self.path, &block, out);
+        *first = (piece * self.db.block_size()) as u64;
+        Ok(block.len)
+    }
+
+    #[inline]
+    fn value(&self, (out, first): &Self::Scratch, row: usize, column: usize) -> u64 {
+        match column {
+            0 => first + row as u64,
+            c => out[(c - 1) * self.db.block_size() + row],
+        }
+    }
 }

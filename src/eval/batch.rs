@@ -230,36 +230,3 @@ pub fn db_scores_with(
     scores.truncate(db.len() as usize);
     Ok(scores)
 }
-
-/// Runs `sink` on consecutive blocks' outputs in block order, `chunk` blocks computed at a
-/// time on the rayon pool by `compute(block, out)`; `sink` gets the block index, its output
-/// and its number of positions.
-pub fn for_each_block_ordered(
-    db: &Database,
-    chunk: usize,
-    width: usize,
-    compute: impl Fn(&Block<'_>, &mut [i32]) + Sync,
-    mut sink: impl FnMut(usize, &[i32], usize) -> anyhow::Result<()>,
-) -> anyhow::Result<()> {
-    let n = db.block_size();
-    let blocks = db.block_count();
-    let chunk = chunk.max(1);
-    let mut buffers: Vec<Vec<i32>> = Vec::new();
-    for first in (0..blocks).step_by(chunk) {
-        let last = (first + chunk).min(blocks);
-        buffers.resize_with(last - first, || vec![0; width * n]);
-        let lens: Vec<Result<usize, DbError>> = buffers
-            .par_iter_mut()
-            .enumerate()
-            .map(|(i, buffer)| {
-                let block = db.block(first + i)?;
-                compute(&block, buffer);
-                Ok(block.len)
-            })
-            .collect();
-        for (i, len) in lens.into_iter().enumerate() {
-            sink(first + i, &buffers[i], len?)?;
-        }
-    }
-    Ok(())
-}
