@@ -14,6 +14,7 @@ use wide::{u64x4, u64x8};
 
 use crate::board::PieceType;
 use crate::db::{Block, Database, DbError};
+use crate::table::{ColumnType, TableSource};
 
 /// Mask columns per colour, in output order (the first six are the fixed order).
 pub const COLOR_MASKS: [&str; 12] = [
@@ -234,4 +235,53 @@ pub fn par_for_each_rows(
             Ok(())
         },
     )
+}
+
+/// The masks of every position of a DB as a table: the index, then [`COLUMNS`]
+/// values; one piece a DB block.
+pub struct MaskTable<'a> {
+    pub db: &'a Database,
+    pub path: Path,
+}
+
+impl MaskTable<'_> {
+    /// The table's columns: `index`, then [`column_names`] (distances as `u16`).
+    pub fn columns(&self) -> Vec<(String, ColumnType)> {
+        let mut columns = vec![("index".to_string(), ColumnType::U64)];
+        columns.extend(column_names().into_iter().enumerate().map(|(i, name)| {
+            let kind = if is_distance_column(i) {
+                ColumnType::U16
+            } else {
+                ColumnType::U64
+            };
+            (name, kind)
+        }));
+        columns
+    }
+}
+
+impl TableSource for MaskTable<'_> {
+    /// The block's features (column-major, stride = block size), and the index of its first
+    /// position.
+    type Scratch = (Vec<u64>, u64);
+    type Error = anyhow::Error;
+
+    fn scratch(&self) -> Self::Scratch {
+        (vec![0; COLUMNS * self.db.block_size()], 0)
+    }
+
+    fn compute(&self, (out, first): &mut Self::Scratch, piece: usize) -> anyhow::Result<usize> {
+        let block = self.db.block(piece)?;
+        block_features(self.path, &block, out);
+        *first = (piece * self.db.block_size()) as u64;
+        Ok(block.len)
+    }
+
+    #[inline]
+    fn value(&self, (out, first): &Self::Scratch, row: usize, column: usize) -> u64 {
+        match column {
+            0 => first + row as u64,
+            c => out[(c - 1) * self.db.block_size() + row],
+        }
+    }
 }

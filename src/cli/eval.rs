@@ -9,13 +9,12 @@ use anyhow::{Context, Result};
 use clap::ValueEnum;
 
 use pawnstorm::Position;
-use pawnstorm::db::{Block, Database};
-use pawnstorm::eval::batch::{self as eval_batch, BREAKDOWN_WIDTH, breakdown_names};
+use pawnstorm::eval::batch::{self as eval_batch, ScoreTable};
 use pawnstorm::eval::terms::Term;
 use pawnstorm::eval::{self, Prepared};
 use pawnstorm::features;
 use pawnstorm::fen;
-use pawnstorm::table::{ColumnType, TableSource, TableWriter};
+use pawnstorm::table::TableWriter;
 
 use super::{Global, fen_error_with_caret, import, output, progress, weights};
 
@@ -82,29 +81,19 @@ pub fn run(args: Args, global: Global) -> Result<()> {
     let count = db.len();
     match &args.output {
         Some(output) => {
-            let width = if args.terms { BREAKDOWN_WIDTH } else { 1 };
-            let mut columns = Vec::new();
-            if args.terms
-                || output
-                    .extension()
-                    .is_some_and(|e| e.eq_ignore_ascii_case("csv"))
-            {
-                columns.push(("index".to_string(), ColumnType::U64));
-            }
-            if args.terms {
-                columns.extend(breakdown_names().into_iter().map(|n| (n, ColumnType::I32)));
-            } else {
-                columns.push(("score".to_string(), ColumnType::I32));
-            }
             let source = ScoreTable {
                 db: &db,
                 path,
                 prepared: &prepared,
-                width,
-                with_index: columns[0].0 == "index",
+                breakdown: args.terms,
+                // A CSV row names its position; a .npy row's index is its place.
+                with_index: args.terms
+                    || output
+                        .extension()
+                        .is_some_and(|e| e.eq_ignore_ascii_case("csv")),
                 stm_pov,
             };
-            let table = TableWriter::create(output, &columns, count)?;
+            let table = TableWriter::create(output, &source.columns(), count)?;
             pool.install(|| table.fill(&source, db.block_size(), |rows| bar.inc(rows as u64)))?;
             bar.finish_and_clear();
             eval_summary(count, start, path, threads, Some(output));
@@ -113,7 +102,7 @@ pub fn run(args: Args, global: Global) -> Result<()> {
             let scores = pool.install(|| {
                 eval_batch::db_scores_with(&db, path, &prepared, |block, scores| {
                     if stm_pov {
-                        turn_for_black(block, scores, 1);
+                        eval_batch::turn_for_black(block, scores, 1);
                     }
                     bar.inc(block.len as u64);
                 })
@@ -126,67 +115,6 @@ pub fn run(args: Args, global: Global) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// The side to move's point of view: every score-like value of Black's rows turned round
-/// (in a breakdown row of `width` values, the score and each term's values, not the phase,
-/// scale and rule).
-fn turn_for_black(block: &Block<'_>, values: &mut [i32], width: usize) {
-    for (row, values) in values.chunks_exact_mut(width).enumerate().take(block.len) {
-        if block.side_to_move[row] != 0 {
-            for (c, value) in values.iter_mut().enumerate() {
-                if c == 0 || c >= 4 {
-                    *value = -*value;
-                }
-            }
-        }
-    }
-}
-
-/// Scores, or breakdown rows, of every position of a DB as a table: one piece a DB block.
-struct ScoreTable<'a> {
-    db: &'a Database,
-    path: features::Path,
-    prepared: &'a Prepared,
-    /// Values a position: 1 (the score) or [`BREAKDOWN_WIDTH`].
-    width: usize,
-    /// Whether column 0 is the position's index.
-    with_index: bool,
-    stm_pov: bool,
-}
-
-impl TableSource for ScoreTable<'_> {
-    /// The block's values, and the index of its first position.
-    type Scratch = (Vec<i32>, u64);
-    type Error = anyhow::Error;
-
-    fn scratch(&self) -> Self::Scratch {
-        (vec![0; self.width * self.db.block_size()], 0)
-    }
-
-    fn compute(&self, (out, first): &mut Self::Scratch, piece: usize) -> Result<usize> {
-        let block = self.db.block(piece)?;
-        let n = self.db.block_size();
-        if self.width == 1 {
-            eval_batch::rows_scores(self.path, self.prepared, &block, 0..n, out);
-        } else {
-            eval_batch::rows_breakdown(self.path, self.prepared, &block, 0..n, out);
-        }
-        if self.stm_pov {
-            turn_for_black(&block, out, self.width);
-        }
-        *first = (piece * n) as u64;
-        Ok(block.len)
-    }
-
-    #[inline]
-    fn value(&self, (out, first): &Self::Scratch, row: usize, column: usize) -> u64 {
-        match (self.with_index, column) {
-            (true, 0) => first + row as u64,
-            (true, c) => out[row * self.width + c - 1] as i64 as u64,
-            (false, c) => out[row * self.width + c] as i64 as u64,
-        }
-    }
 }
 
 fn eval_summary(

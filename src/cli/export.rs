@@ -10,7 +10,7 @@ use anyhow::{Result, bail};
 use pawnstorm::db::Database;
 use pawnstorm::labels;
 
-use super::output;
+use super::{output, progress};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -43,6 +43,9 @@ fn parse_range(text: &str) -> Result<Range<u64>, String> {
     Ok(range)
 }
 
+/// Positions between progress updates (a bar update per line would cost more than the line).
+const PROGRESS_EVERY: u64 = 4096;
+
 pub fn run(args: Args) -> Result<()> {
     let path = &args.db;
     let db = Database::open(path)?;
@@ -56,9 +59,10 @@ pub fn run(args: Args) -> Result<()> {
             db.len()
         );
     }
+    let bar = progress::positions_bar(range.end.min(db.len()) - range.start);
     let write_all = |sink: &mut dyn Write| -> Result<u64> {
         let mut line = String::with_capacity(128);
-        let mut written = 0;
+        let mut written = 0u64;
         for record in db.records(range.clone()) {
             let record = record?;
             line.clear();
@@ -66,6 +70,9 @@ pub fn run(args: Args) -> Result<()> {
             line.push('\n');
             sink.write_all(line.as_bytes())?;
             written += 1;
+            if written.is_multiple_of(PROGRESS_EVERY) {
+                bar.inc(PROGRESS_EVERY);
+            }
         }
         sink.flush()?;
         Ok(written)
@@ -75,6 +82,7 @@ pub fn run(args: Args) -> Result<()> {
         None => write_all(&mut output::stdout())?,
         Some(path) => output::write_atomically(path, write_all)?,
     };
+    bar.finish_and_clear();
     let seconds = start.elapsed().as_secs_f64();
     eprintln!(
         "exported {written} positions, {seconds:.2} s, {:.0} positions/s",

@@ -7,9 +7,8 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use clap::ValueEnum;
 
-use pawnstorm::db::Database;
 use pawnstorm::features;
-use pawnstorm::table::{ColumnType, TableSource, TableWriter};
+use pawnstorm::table::TableWriter;
 
 use super::{Global, import, progress};
 
@@ -47,24 +46,10 @@ pub fn run(args: Args, global: Global) -> Result<()> {
         .num_threads(threads)
         .build()
         .context("starting worker threads")?;
-    let mut columns = vec![("index".to_string(), ColumnType::U64)];
-    columns.extend(
-        features::column_names()
-            .into_iter()
-            .enumerate()
-            .map(|(i, name)| {
-                let kind = if features::is_distance_column(i) {
-                    ColumnType::U16
-                } else {
-                    ColumnType::U64
-                };
-                (name, kind)
-            }),
-    );
-    let table = TableWriter::create(&args.output, &columns, db.len())?;
+    let source = features::MaskTable { db: &db, path };
+    let table = TableWriter::create(&args.output, &source.columns(), db.len())?;
     let bar = progress::positions_bar(db.len());
     let compute_start = Instant::now();
-    let source = MaskTable { db: &db, path };
     let rows =
         pool.install(|| table.fill(&source, db.block_size(), |rows| bar.inc(rows as u64)))?;
     bar.finish_and_clear();
@@ -77,37 +62,4 @@ pub fn run(args: Args, global: Global) -> Result<()> {
         args.output.display()
     );
     Ok(())
-}
-
-/// The masks of every position of a DB as a table: the index, then [`features::COLUMNS`]
-/// values; one piece a DB block.
-struct MaskTable<'a> {
-    db: &'a Database,
-    path: features::Path,
-}
-
-impl TableSource for MaskTable<'_> {
-    /// The block's features (column-major, stride = block size), and the index of its first
-    /// position.
-    type Scratch = (Vec<u64>, u64);
-    type Error = anyhow::Error;
-
-    fn scratch(&self) -> Self::Scratch {
-        (vec![0; features::COLUMNS * self.db.block_size()], 0)
-    }
-
-    fn compute(&self, (out, first): &mut Self::Scratch, piece: usize) -> Result<usize> {
-        let block = self.db.block(piece)?;
-        features::block_features(self.path, &block, out);
-        *first = (piece * self.db.block_size()) as u64;
-        Ok(block.len)
-    }
-
-    #[inline]
-    fn value(&self, (out, first): &Self::Scratch, row: usize, column: usize) -> u64 {
-        match column {
-            0 => first + row as u64,
-            c => out[(c - 1) * self.db.block_size() + row],
-        }
-    }
 }

@@ -13,6 +13,7 @@ use super::terms::{Boards, PerTerm, Sink, Term, Total, all_terms};
 use super::weights::Prepared;
 use crate::db::{Block, Database, DbError};
 use crate::features::{Path, check_rows};
+use crate::table::{ColumnType, TableSource};
 
 /// Values per position of a breakdown row: score, phase, scale, rule, then each term's mg,
 /// eg and final.
@@ -229,4 +230,87 @@ pub fn db_scores_with(
         })?;
     scores.truncate(db.len() as usize);
     Ok(scores)
+}
+
+/// The side to move's point of view: every score-like value of Black's rows turned round
+/// (in a breakdown row of `width` values, the score and each term's values, not the phase,
+/// scale and rule).
+pub fn turn_for_black(block: &Block<'_>, values: &mut [i32], width: usize) {
+    for (row, values) in values.chunks_exact_mut(width).enumerate().take(block.len) {
+        if block.side_to_move[row] != 0 {
+            for (c, value) in values.iter_mut().enumerate() {
+                if c == 0 || c >= 4 {
+                    *value = -*value;
+                }
+            }
+        }
+    }
+}
+
+/// Scores, or breakdown rows, of every position of a DB as a table: one piece a DB block.
+pub struct ScoreTable<'a> {
+    pub db: &'a Database,
+    pub path: Path,
+    pub prepared: &'a Prepared,
+    /// Breakdown rows ([`BREAKDOWN_WIDTH`] values) rather than scores alone.
+    pub breakdown: bool,
+    /// Whether column 0 is the position's index.
+    pub with_index: bool,
+    /// Scores from the side to move's point of view rather than White's.
+    pub stm_pov: bool,
+}
+
+impl ScoreTable<'_> {
+    /// The table's columns: the index if asked for, then the score or the breakdown.
+    pub fn columns(&self) -> Vec<(String, ColumnType)> {
+        let mut columns = Vec::new();
+        if self.with_index {
+            columns.push(("index".to_string(), ColumnType::U64));
+        }
+        if self.breakdown {
+            columns.extend(breakdown_names().into_iter().map(|n| (n, ColumnType::I32)));
+        } else {
+            columns.push(("score".to_string(), ColumnType::I32));
+        }
+        columns
+    }
+
+    /// Values a position.
+    fn width(&self) -> usize {
+        if self.breakdown { BREAKDOWN_WIDTH } else { 1 }
+    }
+}
+
+impl TableSource for ScoreTable<'_> {
+    /// The block's values, and the index of its first position.
+    type Scratch = (Vec<i32>, u64);
+    type Error = anyhow::Error;
+
+    fn scratch(&self) -> Self::Scratch {
+        (vec![0; self.width() * self.db.block_size()], 0)
+    }
+
+    fn compute(&self, (out, first): &mut Self::Scratch, piece: usize) -> anyhow::Result<usize> {
+        let block = self.db.block(piece)?;
+        let n = self.db.block_size();
+        if !self.breakdown {
+            rows_scores(self.path, self.prepared, &block, 0..n, out);
+        } else {
+            rows_breakdown(self.path, self.prepared, &block, 0..n, out);
+        }
+        if self.stm_pov {
+            turn_for_black(&block, out, self.width());
+        }
+        *first = (piece * n) as u64;
+        Ok(block.len)
+    }
+
+    #[inline]
+    fn value(&self, (out, first): &Self::Scratch, row: usize, column: usize) -> u64 {
+        match (self.with_index, column) {
+            (true, 0) => first + row as u64,
+            (true, c) => out[row * self.width() + c - 1] as i64 as u64,
+            (false, c) => out[row * self.width() + c] as i64 as u64,
+        }
+    }
 }
