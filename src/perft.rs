@@ -230,6 +230,7 @@ pub fn run_suite(
     suite: &Suite,
     max_nodes: u64,
     mut on_mismatch: impl FnMut(&Mismatch),
+    mut on_checked: impl FnMut(u64),
 ) -> SuiteSummary {
     let started = Instant::now();
     let mut summary = SuiteSummary {
@@ -245,6 +246,7 @@ pub fn run_suite(
             let got = perft(&case.board, depth);
             summary.checks_run += 1;
             summary.nodes += got;
+            on_checked(expected);
             if got != expected {
                 summary.mismatches += 1;
                 on_mismatch(&Mismatch {

@@ -72,7 +72,7 @@ fn run_fixture(name: &str, max_nodes: u64) -> (usize, usize) {
     let suite = parse_suite(&text);
     assert_eq!(suite.bad_lines, [], "{name}");
     let mut mismatches = Vec::new();
-    let summary = run_suite(&suite, max_nodes, |m| mismatches.push(m.clone()));
+    let summary = run_suite(&suite, max_nodes, |m| mismatches.push(m.clone()), |_| {});
     assert_eq!(mismatches, [], "{name}");
     assert_eq!(summary.mismatches, 0);
     (summary.checks_run, suite.invalid_positions.len())
@@ -127,7 +127,7 @@ perft 1 99
     assert_eq!(suite.cases[0].checks, [(1, 20), (2, 400)]);
     assert_eq!(suite.cases[1].checks, [(1, 5)]);
     assert_eq!(suite.cases[1].line, 9);
-    let summary = run_suite(&suite, 100, |_| {});
+    let summary = run_suite(&suite, 100, |_| {}, |_| {});
     assert_eq!((summary.checks_run, summary.skipped), (2, 1));
 }
 

@@ -10,7 +10,7 @@ use anyhow::{Context, Result, bail};
 use pawnstorm::movegen::Board;
 use pawnstorm::perft;
 
-use super::{fen_error_with_caret, output};
+use super::{fen_error_with_caret, output, progress};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -85,18 +85,35 @@ fn run_suite(path: &Path, max_nodes: u64) -> Result<()> {
     let mut out = output::stdout();
     // The callback cannot return an error: keep the first and report it after the run.
     let mut write_error = None;
-    let summary = perft::run_suite(&suite, max_nodes, |m| {
-        let written = writeln!(
-            out,
-            "mismatch {name}:{}: {} depth {} expected {} got {}",
-            m.line, m.fen, m.depth, m.expected, m.got
-        )
-        // Mismatches are seen as they happen, not when the buffer fills.
-        .and_then(|()| out.flush());
-        if let Err(e) = written {
-            write_error.get_or_insert(e);
-        }
-    });
+    // The bar counts the nodes the checks to run expect: the depth-6 lines dominate.
+    let work: u64 = suite
+        .cases
+        .iter()
+        .flat_map(|case| &case.checks)
+        .map(|&(_, expected)| expected)
+        .filter(|&expected| expected <= max_nodes)
+        .sum();
+    let bar = progress::count_bar(work, "nodes");
+    let summary = perft::run_suite(
+        &suite,
+        max_nodes,
+        |m| {
+            let written = bar.suspend(|| {
+                writeln!(
+                    out,
+                    "mismatch {name}:{}: {} depth {} expected {} got {}",
+                    m.line, m.fen, m.depth, m.expected, m.got
+                )
+                // Mismatches are seen as they happen, not when the buffer fills.
+                .and_then(|()| out.flush())
+            });
+            if let Err(e) = written {
+                write_error.get_or_insert(e);
+            }
+        },
+        |nodes| bar.inc(nodes),
+    );
+    bar.finish_and_clear();
     if let Some(e) = write_error {
         return Err(e.into());
     }

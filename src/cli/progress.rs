@@ -31,12 +31,17 @@ pub fn bytes_bar(total: Option<u64>) -> ProgressBar {
 
 /// A bar counting positions of `total`.
 pub fn positions_bar(total: u64) -> ProgressBar {
+    count_bar(total, "positions")
+}
+
+/// A bar counting `total` things called `unit`.
+pub fn count_bar(total: u64, unit: &str) -> ProgressBar {
     let bar = bytes_bar(None);
     bar.set_length(total);
     bar.set_style(
-        ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {wide_bar} {human_pos}/{human_len} positions ({eta})",
-        )
+        ProgressStyle::with_template(&format!(
+            "{{spinner}} [{{elapsed_precise}}] {{wide_bar}} {{human_pos}}/{{human_len}} {unit} ({{eta}})"
+        ))
         .expect("valid template"),
     );
     bar
