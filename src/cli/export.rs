@@ -10,7 +10,7 @@ use anyhow::{Result, bail};
 use pawnstorm::db::Database;
 use pawnstorm::labels;
 
-use super::output;
+use super::{Global, output};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -43,10 +43,11 @@ fn parse_range(text: &str) -> Result<Range<u64>, String> {
     Ok(range)
 }
 
-pub fn run(args: Args) -> Result<()> {
+pub fn run(args: Args, global: Global) -> Result<()> {
     let path = &args.db;
-    let db = Database::open(path)?;
-    db.verify()?;
+    // Each block is checked as it is read: standard output may get the blocks before a
+    // damaged one; a file (-o) is written only when every block was whole.
+    let db = Database::open_with(path, global.verify)?;
     let range = args.range.unwrap_or(0..db.len());
     if range.start > db.len() {
         bail!(
