@@ -6,9 +6,9 @@
 //!
 //! The rules are the ones import enforces, so no DB that pawnstorm wrote fails them:
 //! piece-type boards disjoint, colour boards disjoint, the pieces exactly the coloured
-//! squares, one king a side, no pawn on rank 1 or 8, side to move 0 or 1. Castling, en
-//! passant and the piece count are left to [`super::Block::record`]: the evaluation does not
-//! read castling or en passant, and counts more pieces correctly.
+//! squares, one king a side, no pawn on rank 1 or 8, at most 16 pieces a side (the
+//! evaluation's material signature has 4 bits a piece type), side to move 0 or 1. Castling
+//! and en passant are left to [`super::Block::record`]: the evaluation does not read them.
 
 use pawnstorm_kernels::{Bitboard, Color, Square};
 
@@ -26,8 +26,8 @@ fn not_one(bb: u64) -> u64 {
     (bb & less) | ((less & !bb) >> 63)
 }
 
-/// Nonzero when the row breaks one of the board rules. Only ANDs, ORs, XORs, subtractions
-/// and shifts, so a loop over rows vectorises.
+/// Nonzero when the row breaks one of the board rules. Only ANDs, ORs, XORs, subtractions,
+/// shifts, popcounts and compares, so a loop over rows vectorises.
 #[inline(always)]
 fn row_flags(pieces: [u64; 6], [white, black]: [u64; 2]) -> u64 {
     let mut seen = pieces[0];
@@ -43,6 +43,8 @@ fn row_flags(pieces: [u64; 6], [white, black]: [u64; 2]) -> u64 {
         | not_one(kings & white)
         | not_one(kings & black)
         | (pieces[0] & BACK_RANKS)
+        | (white.count_ones() > 16) as u64
+        | (black.count_ones() > 16) as u64
 }
 
 /// The columns a check reads, as `u64`, cut to `rows`.
@@ -127,6 +129,12 @@ fn describe(pieces: [u64; 6], colors: [u64; 2], side_to_move: u8) -> Option<Stri
     if stray != 0 {
         let square = Square::new(stray.trailing_zeros() as u8).expect("a bit of a u64");
         return Some(PositionError::PawnOnBackRank { square }.to_string());
+    }
+    for color in Color::ALL {
+        let count = colors[color.index()].count_ones();
+        if count > 16 {
+            return Some(PositionError::TooManyPieces { color, count }.to_string());
+        }
     }
     if side_to_move > 1 {
         return Some(format!("side to move byte is {side_to_move}, not 0 or 1"));
@@ -233,6 +241,19 @@ mod tests {
         pawn.0[0] |= 1 << 3;
         assert!(row_flags(pawn.0, pawn.1) != 0);
         assert!(describe(pawn.0, pawn.1, 0).unwrap().contains("pawn on d1"));
+        // A 17th white piece: a knight on e4.
+        let mut crowded = start;
+        crowded.0[1] |= 1 << 28;
+        crowded.1[0] |= 1 << 28;
+        assert!(row_flags(crowded.0, crowded.1) != 0);
+        assert!(
+            describe(crowded.0, crowded.1, 0)
+                .unwrap()
+                .contains("white has 17 pieces")
+        );
+        crowded.0[1] &= !2;
+        crowded.1[0] &= !2;
+        assert_eq!(row_flags(crowded.0, crowded.1), 0);
         assert!(
             describe(start.0, start.1, 2)
                 .unwrap()
