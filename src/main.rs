@@ -13,15 +13,20 @@ fn main() -> ExitCode {
     let args = Cli::parse();
     let global = Global {
         scalar: args.scalar,
+        verify: if args.no_verify {
+            pawnstorm::db::Verify::Off
+        } else {
+            pawnstorm::db::Verify::Checksums
+        },
     };
     let outcome = match args.command {
         Some(Command::Import(args)) => cli::import::run(args),
-        Some(Command::Info(args)) => cli::info::run(args),
-        Some(Command::Export(args)) => cli::export::run(args),
+        Some(Command::Info(args)) => cli::info::run(args, global),
+        Some(Command::Export(args)) => cli::export::run(args, global),
         Some(Command::Features(args)) => cli::features::run(args, global),
         Some(Command::Eval(args)) => cli::eval::run(args, global),
         Some(Command::Weights(args)) => cli::weights::run(args),
-        Some(Command::Show(args)) => cli::show::run(args),
+        Some(Command::Show(args)) => cli::show::run(args, global),
         Some(Command::Perft(args)) => cli::perft::run(args),
         Some(Command::Bench(args)) => cli::bench::run(args),
         // No subcommand is how a GUI starts an engine.

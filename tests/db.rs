@@ -5,10 +5,10 @@ mod common;
 
 use std::path::Path;
 
-use pawnstorm::db::{Columns, Database, DbWriter, HEADER_SIZE};
+use pawnstorm::db::{Columns, Database, DbError, DbWriter, HEADER_SIZE, Verify};
 use pawnstorm::labels::{GameResult, Labels, Record, parse_line};
 
-use common::read_fixture;
+use common::{fix_header_crc, fix_v2_crcs, fixture, psdb_block_bytes, read_fixture};
 
 fn records(count: usize) -> Vec<Record> {
     let text = read_fixture("epd/sts.epd");
@@ -138,35 +138,6 @@ fn an_unfinished_write_leaves_no_file_and_the_old_one_intact() {
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 }
 
-/// CRC-32 (IEEE, reflected), as the header uses: written here, apart from the crate.
-fn crc32(parts: &[&[u8]]) -> u32 {
-    let mut crc = !0u32;
-    for part in parts {
-        for &byte in *part {
-            crc ^= byte as u32;
-            for _ in 0..8 {
-                crc = if crc & 1 == 1 {
-                    (crc >> 1) ^ 0xedb8_8320
-                } else {
-                    crc >> 1
-                };
-            }
-        }
-    }
-    !crc
-}
-
-fn fix_header_crc(bytes: &mut [u8]) {
-    let crc = crc32(&[&bytes[..44], &bytes[48..HEADER_SIZE]]);
-    bytes[44..48].copy_from_slice(&crc.to_le_bytes());
-}
-
-fn fix_payload_crc(bytes: &mut [u8]) {
-    let crc = crc32(&[&bytes[HEADER_SIZE..]]);
-    bytes[40..44].copy_from_slice(&crc.to_le_bytes());
-    fix_header_crc(bytes);
-}
-
 /// Writes `bytes` to a file and opens it as a DB (and verifies it, if it opens).
 fn open_damaged(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), String> {
     let path = dir.join(name);
@@ -219,10 +190,10 @@ fn every_kind_of_damage_is_a_clear_error() {
     );
 
     let mut future = good.clone();
-    future[8..12].copy_from_slice(&2u32.to_le_bytes());
-    expect("future-raw.psdb", &future, "version 2");
+    future[8..12].copy_from_slice(&3u32.to_le_bytes());
+    expect("future-raw.psdb", &future, "version 3");
     fix_header_crc(&mut future);
-    expect("future.psdb", &future, "version 2");
+    expect("future.psdb", &future, "version 3");
 
     // Each header field changed, first as is (the header checksum catches it), then with
     // the checksum recomputed (the field's own check must catch it).
@@ -238,7 +209,7 @@ fn every_kind_of_damage_is_a_clear_error() {
             "count-plus",
             16,
             151u64.to_le_bytes().to_vec(),
-            "position 150 is invalid",
+            "position 150 is impossible: white has 0 kings",
         ),
         ("count-blocks", 16, 193u64.to_le_bytes().to_vec(), "bytes"),
         ("count-minus", 16, 20u64.to_le_bytes().to_vec(), "bytes"),
@@ -279,17 +250,23 @@ fn every_kind_of_damage_is_a_clear_error() {
     crc[44] ^= 1;
     expect("header-crc.psdb", &crc, "checksum mismatch in the header");
 
-    // The payload: a flipped bit opens (the header is fine) but does not verify.
+    // The payload: a flipped bit opens (the header is fine), but its block does not read
+    // and the file does not verify.
+    let block_bytes = psdb_block_bytes(&good);
     let mut flipped = good.clone();
-    flipped[HEADER_SIZE + 1000] ^= 0x10;
+    flipped[HEADER_SIZE + block_bytes + 1000] ^= 0x10;
     let flipped_path = dir.path().join("flipped.psdb");
     std::fs::write(&flipped_path, &flipped).unwrap();
     let db = Database::open(&flipped_path).unwrap();
+    assert!(db.block(0).is_ok());
+    assert!(matches!(
+        db.block(1),
+        Err(DbError::BlockChecksum { block: 1, .. })
+    ));
+    let message = db.verify().unwrap_err().to_string();
     assert!(
-        db.verify()
-            .unwrap_err()
-            .to_string()
-            .contains("position data")
+        message.ends_with("flipped.psdb: block 1: checksum mismatch"),
+        "{message}"
     );
     expect("truncated.psdb", &good[..good.len() - 1], "truncated");
     let mut extended = good.clone();
@@ -302,11 +279,186 @@ fn every_kind_of_damage_is_a_clear_error() {
     assert_eq!(db.header().block_size, 64);
     let mut bad_row = good.clone();
     bad_row[side_to_move_column + 5] = 7;
-    fix_payload_crc(&mut bad_row);
-    expect("bad-row.psdb", &bad_row, "position 5 is invalid");
+    fix_v2_crcs(&mut bad_row);
+    expect(
+        "bad-row.psdb",
+        &bad_row,
+        "position 5 is impossible: side to move byte is 7",
+    );
     let mut two_kings = good.clone();
     let kings_column = HEADER_SIZE + 5 * 64 * 8;
     two_kings[kings_column + 9 * 8..kings_column + 10 * 8].copy_from_slice(&(!0u64).to_le_bytes());
-    fix_payload_crc(&mut two_kings);
-    expect("two-kings.psdb", &two_kings, "position 9 is invalid");
+    fix_v2_crcs(&mut two_kings);
+    expect("two-kings.psdb", &two_kings, "position 9 is impossible");
+    // A castling right without its rook passes the block check (the evaluation does not
+    // read castling rights) but not the reading of the record.
+    let mut castling = good.clone();
+    let castling_column = side_to_move_column + 64;
+    castling[castling_column + 2 * 3..castling_column + 2 * 4]
+        .copy_from_slice(&0x8080u16.to_le_bytes());
+    fix_v2_crcs(&mut castling);
+    expect("castling.psdb", &castling, "position 3 is invalid");
+}
+
+/// Opens the DB at `path` with `verify` and reads every block, then every record.
+fn read_blocks(path: &Path, verify: Verify) -> Result<Vec<Record>, DbError> {
+    let db = Database::open_with(path, verify)?;
+    for index in 0..db.block_count() {
+        db.block(index)?;
+    }
+    db.records(0..db.len()).collect()
+}
+
+#[test]
+fn blocks_moved_or_copied_elsewhere_fail_their_checksums() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("good.psdb");
+    let all = records(64 * 3);
+    write(&path, 64, &all);
+    let good = std::fs::read(&path).unwrap();
+    let block_bytes = psdb_block_bytes(&good);
+    let block = |i: usize| HEADER_SIZE + i * block_bytes..HEADER_SIZE + (i + 1) * block_bytes;
+    // Two whole blocks, trailers included, swapped: each is whole but in the wrong place.
+    let mut swapped = good.clone();
+    swapped[block(0)].copy_from_slice(&good[block(1)]);
+    swapped[block(1)].copy_from_slice(&good[block(0)]);
+    let moved = dir.path().join("swapped.psdb");
+    std::fs::write(&moved, &swapped).unwrap();
+    let error = read_blocks(&moved, Verify::Checksums).unwrap_err();
+    assert!(
+        matches!(error, DbError::BlockChecksum { block: 0, .. }),
+        "{error}"
+    );
+    // Without checksums the swapped rows read (they are positions), in the swapped order.
+    let read = read_blocks(&moved, Verify::Off).unwrap();
+    assert_eq!(read[..64], all[64..128]);
+    assert_eq!(read[64..128], all[..64]);
+    // A block copied over the next one.
+    let mut copied = good.clone();
+    copied[block(2)].copy_from_slice(&good[block(1)]);
+    std::fs::write(&moved, &copied).unwrap();
+    let error = read_blocks(&moved, Verify::Checksums).unwrap_err();
+    assert!(
+        matches!(error, DbError::BlockChecksum { block: 2, .. }),
+        "{error}"
+    );
+    // Every block checksum right but the header's checksum of them (a block from another
+    // file, with its index right): only `verify` reads the list, and catches it.
+    let mut other = good.clone();
+    let halfmove_clock = HEADER_SIZE + 8 * 64 * 8 + 64 + 128 + 64;
+    other[halfmove_clock] ^= 1;
+    let crc_of_crcs = other[40..44].to_vec();
+    fix_v2_crcs(&mut other);
+    other[40..44].copy_from_slice(&crc_of_crcs);
+    fix_header_crc(&mut other);
+    std::fs::write(&moved, &other).unwrap();
+    assert!(read_blocks(&moved, Verify::Checksums).is_ok());
+    let message = Database::open(&moved)
+        .unwrap()
+        .verify()
+        .unwrap_err()
+        .to_string();
+    assert!(message.contains("list of block checksums"), "{message}");
+}
+
+#[test]
+fn without_checksums_damage_reads_but_impossible_positions_do_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db.psdb");
+    let all = records(100);
+    write(&path, 64, &all);
+    let good = std::fs::read(&path).unwrap();
+    let block_bytes = psdb_block_bytes(&good);
+    let damaged = dir.path().join("damaged.psdb");
+    let halfmove_clock = HEADER_SIZE + block_bytes + 8 * 64 * 8 + 64 + 128 + 64;
+    // A halfmove clock (row 70): caught by the checksum, read as it is without.
+    let mut clock = good.clone();
+    clock[halfmove_clock + 2 * 6] ^= 0x40;
+    std::fs::write(&damaged, &clock).unwrap();
+    assert!(matches!(
+        read_blocks(&damaged, Verify::Checksums),
+        Err(DbError::BlockChecksum { block: 1, .. })
+    ));
+    let read = read_blocks(&damaged, Verify::Off).unwrap();
+    assert_eq!(
+        read[70].position.halfmove_clock(),
+        all[70].position.halfmove_clock() ^ 0x40
+    );
+    assert_eq!(read[71..], all[71..]);
+    // A pawn bit of row 64 (in the second block): a pawn where no colour is, whatever
+    // the checksums.
+    let pawns = HEADER_SIZE + block_bytes;
+    let mut board = good.clone();
+    board[pawns + 4] ^= 0x08;
+    std::fs::write(&damaged, &board).unwrap();
+    for verify in [Verify::Checksums, Verify::Off] {
+        let message = read_blocks(&damaged, verify).unwrap_err().to_string();
+        let expected = match verify {
+            Verify::Checksums => "damaged.psdb: block 1: checksum mismatch",
+            Verify::Off => "damaged.psdb: position 64 is impossible: boards overlap or disagree",
+        };
+        assert!(message.contains(expected), "{verify:?}: {message}");
+    }
+    // A piece in a padding row (rows 100..128).
+    let mut padding = good.clone();
+    let white = HEADER_SIZE + block_bytes + 6 * 64 * 8;
+    padding[white + 8 * 120] = 1;
+    fix_v2_crcs(&mut padding);
+    std::fs::write(&damaged, &padding).unwrap();
+    let message = read_blocks(&damaged, Verify::Checksums)
+        .unwrap_err()
+        .to_string();
+    assert!(message.contains("block 1: a padding row"), "{message}");
+}
+
+#[test]
+fn version_1_files_still_read_and_are_checked_whole_when_opened() {
+    let v1 = fixture("db/wac-v1.psdb");
+    let db = Database::open(&v1).unwrap();
+    assert_eq!(db.header().version, 1);
+    assert_eq!(db.len(), 300);
+    db.verify().unwrap();
+    let expected: Vec<_> = read_fixture("epd/wac.epd")
+        .lines()
+        .map(|line| parse_line(line).unwrap().unwrap().position)
+        .collect();
+    let read: Vec<_> = db
+        .records(0..db.len())
+        .map(|r| r.unwrap().position)
+        .collect();
+    assert_eq!(read, expected);
+
+    // A flipped bit of the payload: refused when opened, before any block is read.
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes = std::fs::read(&v1).unwrap();
+    let halfmove_clock = HEADER_SIZE + 8 * 64 * 8 + 64 + 128 + 64;
+    bytes[halfmove_clock] ^= 2;
+    let flipped = dir.path().join("flipped-v1.psdb");
+    std::fs::write(&flipped, &bytes).unwrap();
+    let message = Database::open(&flipped).err().unwrap().to_string();
+    assert!(
+        message.contains("flipped-v1.psdb: checksum mismatch in the position data"),
+        "{message}"
+    );
+    let read = read_blocks(&flipped, Verify::Off).unwrap();
+    assert_eq!(read.len(), 300);
+
+    // Appending to it writes version 2, the old rows first.
+    let path = dir.path().join("appended.psdb");
+    std::fs::copy(&v1, &path).unwrap();
+    let more = records(10);
+    let mut writer = DbWriter::append_to(&path).unwrap();
+    for record in &more {
+        writer.push(record).unwrap();
+    }
+    assert_eq!(writer.finish().unwrap(), 310);
+    let db = Database::open(&path).unwrap();
+    assert_eq!(db.header().version, 2);
+    db.verify().unwrap();
+    let read = read_all(&path);
+    assert_eq!(
+        read[..300].iter().map(|r| &r.position).collect::<Vec<_>>(),
+        expected.iter().collect::<Vec<_>>()
+    );
+    assert_eq!(read[300..], more);
 }

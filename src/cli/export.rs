@@ -10,7 +10,7 @@ use anyhow::{Result, bail};
 use pawnstorm::db::Database;
 use pawnstorm::labels;
 
-use super::{output, progress};
+use super::{Global, output, progress};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -46,10 +46,11 @@ fn parse_range(text: &str) -> Result<Range<u64>, String> {
 /// Positions between progress updates (a bar update per line would cost more than the line).
 const PROGRESS_EVERY: u64 = 4096;
 
-pub fn run(args: Args) -> Result<()> {
+pub fn run(args: Args, global: Global) -> Result<()> {
     let path = &args.db;
-    let db = Database::open(path)?;
-    db.verify()?;
+    // Each block is checked as it is read: standard output may get the blocks before a
+    // damaged one; a file (-o) is written only when every block was whole.
+    let db = Database::open_with(path, global.verify)?;
     let range = args.range.unwrap_or(0..db.len());
     if range.start > db.len() {
         bail!(

@@ -35,7 +35,7 @@ enum FeatureKind {
 
 pub fn run(args: Args, global: Global) -> Result<()> {
     let start = Instant::now();
-    let (db, _imported) = import::open_or_import(&args.input)?;
+    let (db, _imported) = import::open_or_import(&args.input, global.verify)?;
     let path = if global.scalar {
         features::Path::Scalar
     } else {

@@ -7,7 +7,7 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use clap::ValueEnum;
 
-use pawnstorm::db::{Columns, DEFAULT_BLOCK_SIZE, Database, DbError, DbWriter};
+use pawnstorm::db::{Columns, DEFAULT_BLOCK_SIZE, Database, DbError, DbWriter, Verify};
 use pawnstorm::import::{self, AfterRejection, Format, Handlers, ImportOptions, Source};
 
 use super::progress;
@@ -90,6 +90,8 @@ pub fn run(args: Args) -> Result<()> {
     let config = args.into_config()?;
     let start = Instant::now();
     let (mut writer, mut next_game_id) = if config.append && config.output.exists() {
+        // Checked whatever --no-verify says: the new file gets fresh checksums, which would
+        // make damage read in now look whole.
         let existing = Database::open(&config.output)?;
         let next = existing.max_game_id()?.map_or(0, |id| id.saturating_add(1));
         drop(existing);
@@ -179,10 +181,14 @@ fn import_sources(
 }
 
 /// Opens `input` as a DB, or, if it is not one, imports it (EPD/FEN/PGN) into a DB in a
-/// temporary directory that lives as long as the returned guard.
-pub fn open_or_import(input: &str) -> Result<(Database, Option<tempfile::TempDir>)> {
+/// temporary directory that lives as long as the returned guard. A DB is opened with the
+/// checksum checks `verify` asks for.
+pub fn open_or_import(
+    input: &str,
+    verify: Verify,
+) -> Result<(Database, Option<tempfile::TempDir>)> {
     if input != "-" {
-        match Database::open(input) {
+        match Database::open_with(input, verify) {
             Ok(db) => return Ok((db, None)),
             Err(DbError::NotADatabase { .. }) => {}
             Err(e) => return Err(e.into()),

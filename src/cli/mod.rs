@@ -18,6 +18,7 @@ pub mod weights;
 use anyhow::anyhow;
 use clap::{Parser, Subcommand};
 
+use pawnstorm::db::Verify;
 use pawnstorm::fen::FenError;
 
 #[derive(Parser)]
@@ -30,6 +31,11 @@ pub struct Cli {
     /// Run batch kernels one position at a time instead of in SIMD lanes (for comparisons)
     #[arg(long, global = true)]
     pub scalar: bool,
+    /// Read position DBs without checking their checksums (for damaged files, or for those
+    /// who know). Every position read is still checked to be one. `import --append` checks
+    /// always: it writes new checksums over what it reads
+    #[arg(long, global = true)]
+    pub no_verify: bool,
     /// Optional so that `pawnstorm` alone can speak UCI to a GUI, which starts engines with
     /// no arguments.
     #[command(subcommand)]
@@ -61,10 +67,12 @@ pub enum Command {
     Bench(bench::Args),
 }
 
-/// Which batch kernels the `--scalar` flag selects, for the commands that have both.
+/// The global flags: which batch kernels `--scalar` selects, for the commands that have
+/// both; which checksums the commands that read DBs check.
 #[derive(Clone, Copy)]
 pub struct Global {
     pub scalar: bool,
+    pub verify: Verify,
 }
 
 /// The error, the FEN, and a caret under the offending character.

@@ -8,7 +8,7 @@ use anyhow::{Result, bail};
 use pawnstorm::db::Database;
 use pawnstorm::fen;
 
-use super::{fen_error_with_caret, output};
+use super::{Global, fen_error_with_caret, output};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -19,7 +19,7 @@ pub struct Args {
     index: u64,
 }
 
-pub fn run(args: Args) -> Result<()> {
+pub fn run(args: Args, global: Global) -> Result<()> {
     let (target, index) = (args.target.as_str(), args.index);
     let path = Path::new(target);
     // A FEN always has spaces between its fields; a path without one that names no file
@@ -29,7 +29,7 @@ pub fn run(args: Args) -> Result<()> {
     }
     let mut out = output::stdout();
     let position = if path.is_file() {
-        let db = Database::open(path)?;
+        let db = Database::open_with(path, global.verify)?;
         if index >= db.len() {
             bail!(
                 "{} holds {} positions; there is no index {index}",

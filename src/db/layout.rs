@@ -6,13 +6,19 @@ use super::DbError;
 
 /// `PSDB`, then bytes that a text-mode transfer or a truncation to 7 bits would change.
 pub const MAGIC: [u8; 8] = *b"PSDB\r\n\x1a\n";
-pub const FORMAT_VERSION: u32 = 1;
+/// The version pawnstorm writes.
+pub const FORMAT_VERSION: u32 = 2;
+/// The oldest version pawnstorm reads.
+pub const OLDEST_VERSION: u32 = 1;
 pub const HEADER_SIZE: usize = 128;
 pub const DEFAULT_BLOCK_SIZE: u32 = 4096;
 /// Smallest block: 64 rows keep every column a multiple of 64 bytes.
 pub const MIN_BLOCK_SIZE: u32 = 64;
 pub const MAX_BLOCK_SIZE: u32 = 1 << 20;
 const ALIGN: usize = 64;
+/// From version 2 each block ends with a trailer of this size: zero bytes, then the block's
+/// CRC-32 in its last 4. 64 bytes keep the next block's columns aligned.
+pub const TRAILER_SIZE: usize = 64;
 
 pub(crate) const NO_SQUARE: u8 = 0xff;
 pub(crate) const NO_RESULT: i8 = i8::MIN;
@@ -79,11 +85,19 @@ pub struct Layout {
     pub score: Option<usize>,
     pub game_id: Option<usize>,
     pub ply: Option<usize>,
+    /// Where the block's CRC-32 is (its last 4 bytes), in versions that have one.
+    pub crc: Option<usize>,
     pub block_bytes: u64,
 }
 
 impl Layout {
+    /// The layout pawnstorm writes ([`FORMAT_VERSION`]).
     pub fn new(block_size: u32, columns: Columns) -> Layout {
+        Layout::of_version(FORMAT_VERSION, block_size, columns)
+    }
+
+    /// The layout of a block in format `version` (1 or 2: version 1 has no trailer).
+    pub fn of_version(version: u32, block_size: u32, columns: Columns) -> Layout {
         let n = block_size as usize;
         let mut offset = 0usize;
         let mut next = |width: usize| {
@@ -102,6 +116,10 @@ impl Layout {
         let score = optional(Columns::SCORE, 4);
         let game_id = optional(Columns::GAME_ID, 4);
         let ply = optional(Columns::PLY, 2);
+        let crc = (version >= 2).then(|| {
+            offset += TRAILER_SIZE;
+            offset - 4
+        });
         Layout {
             bitboards,
             side_to_move,
@@ -113,6 +131,7 @@ impl Layout {
             score,
             game_id,
             ply,
+            crc,
             block_bytes: offset as u64,
         }
     }
@@ -126,6 +145,8 @@ pub struct Header {
     pub block_size: u32,
     pub columns: Columns,
     pub block_bytes: u64,
+    /// Version 1: the CRC-32 of the whole payload. Version 2: the CRC-32 of the blocks'
+    /// CRCs, 4 little-endian bytes each, in block order (see `docs/FORMAT.md`).
     pub payload_crc: u32,
 }
 
@@ -153,19 +174,35 @@ impl HeaderProblem {
 }
 
 impl Header {
+    /// A header of the version pawnstorm writes.
     pub fn new(count: u64, block_size: u32, columns: Columns, payload_crc: u32) -> Header {
+        Header::of_version(FORMAT_VERSION, count, block_size, columns, payload_crc)
+    }
+
+    fn of_version(
+        version: u32,
+        count: u64,
+        block_size: u32,
+        columns: Columns,
+        payload_crc: u32,
+    ) -> Header {
         Header {
-            version: FORMAT_VERSION,
+            version,
             count,
             block_size,
             columns,
-            block_bytes: Layout::new(block_size, columns).block_bytes,
+            block_bytes: Layout::of_version(version, block_size, columns).block_bytes,
             payload_crc,
         }
     }
 
     pub fn layout(&self) -> Layout {
-        Layout::new(self.block_size, self.columns)
+        Layout::of_version(self.version, self.block_size, self.columns)
+    }
+
+    /// Whether each block carries its own CRC-32 (version 2 on).
+    pub fn has_block_crcs(&self) -> bool {
+        self.version >= 2
     }
 
     pub fn block_count(&self) -> u64 {
@@ -198,7 +235,7 @@ impl Header {
         let u64_at = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().expect("8 bytes"));
         let corrupt = |what: String| Err(HeaderProblem(DbErrorKind::Corrupt(what)));
         let version = u32_at(8);
-        if version != FORMAT_VERSION {
+        if !(OLDEST_VERSION..=FORMAT_VERSION).contains(&version) {
             return Err(HeaderProblem(DbErrorKind::Version(version)));
         }
         if header_crc(bytes) != u32_at(44) {
@@ -220,7 +257,7 @@ impl Header {
             return corrupt(format!("unknown optional columns {column_bits:#x}"));
         }
         let columns = Columns(column_bits);
-        let header = Header::new(u64_at(16), block_size, columns, u32_at(40));
+        let header = Header::of_version(version, u64_at(16), block_size, columns, u32_at(40));
         if header.block_bytes != u64_at(32) {
             return corrupt(format!(
                 "block bytes {} disagree with the layout ({})",
@@ -247,5 +284,15 @@ fn header_crc(bytes: &[u8; HEADER_SIZE]) -> u32 {
     let mut hasher = crc32fast::Hasher::new();
     hasher.update(&bytes[..44]);
     hasher.update(&bytes[48..]);
+    hasher.finalize()
+}
+
+/// The CRC-32 of block `index` of a version 2 file, whose bytes up to its CRC field are
+/// `bytes`: the index goes first (8 bytes, little-endian), so that a block copied or moved
+/// to another place in the file fails its check.
+pub(crate) fn block_crc(index: u64, bytes: &[u8]) -> u32 {
+    let mut hasher = crc32fast::Hasher::new();
+    hasher.update(&index.to_le_bytes());
+    hasher.update(bytes);
     hasher.finalize()
 }

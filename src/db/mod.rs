@@ -1,6 +1,7 @@
 //! The position database (`.psdb`): a header, then blocks of structure-of-arrays columns,
 //! read zero-copy through a memory map. The byte layout is specified in `docs/FORMAT.md`.
 
+mod check;
 mod layout;
 mod writer;
 
@@ -17,11 +18,12 @@ use thiserror::Error;
 use crate::board::{CastlingRights, Position, PositionError, PositionParts};
 use crate::labels::{GameResult, Labels, Record};
 
-use layout::Layout;
+use check::Problem;
 pub use layout::{
     Columns, DEFAULT_BLOCK_SIZE, FORMAT_VERSION, HEADER_SIZE, Header, MAGIC, MAX_BLOCK_SIZE,
-    MIN_BLOCK_SIZE,
+    MIN_BLOCK_SIZE, OLDEST_VERSION, TRAILER_SIZE,
 };
+use layout::{Layout, block_crc};
 pub use writer::DbWriter;
 
 /// Errors of reading or writing a position DB. Each names the file.
@@ -36,7 +38,7 @@ pub enum DbError {
     #[error("{path}: not a pawnstorm position database (wrong magic bytes)")]
     NotADatabase { path: PathBuf },
     #[error(
-        "{path}: format version {found} is not supported (this pawnstorm reads version {FORMAT_VERSION}); a newer pawnstorm wrote it"
+        "{path}: format version {found} is not supported (this pawnstorm reads versions {OLDEST_VERSION} to {FORMAT_VERSION}); a newer pawnstorm wrote it"
     )]
     UnsupportedVersion { path: PathBuf, found: u32 },
     #[error("{path}: file is {actual} bytes but its header says {expected}: truncated or extended")]
@@ -49,6 +51,15 @@ pub enum DbError {
     CorruptHeader { path: PathBuf, what: String },
     #[error("{path}: checksum mismatch in the {what}: the file is corrupt")]
     Checksum { path: PathBuf, what: &'static str },
+    #[error("{path}: block {block}: checksum mismatch")]
+    BlockChecksum { path: PathBuf, block: u64 },
+    /// A row whose boards are no position (found by the check every block read gets).
+    #[error("{path}: position {index} is impossible: {reason}")]
+    Impossible {
+        path: PathBuf,
+        index: u64,
+        reason: String,
+    },
     #[error("{path}: position {index} is invalid: {reason}")]
     BadRecord {
         path: PathBuf,
@@ -68,11 +79,24 @@ impl DbError {
     }
 }
 
+/// Which checksums a [`Database`] checks. The check that every row read is a position
+/// is made either way.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Verify {
+    /// Version 2: each block's CRC-32 whenever the block is read. Version 1: the payload's
+    /// CRC-32, once, when the file is opened.
+    #[default]
+    Checksums,
+    /// No checksum (for reading a damaged file, or for those who know theirs is whole).
+    Off,
+}
+
 /// An open, validated position database.
 pub struct Database {
     path: PathBuf,
     header: Header,
     map: Option<Mmap>,
+    verify: Verify,
 }
 
 /// One block's columns, each `block_size` long; rows `len..` are padding.
@@ -92,9 +116,14 @@ pub struct Block<'a> {
 }
 
 impl Database {
-    /// Opens and validates `path`: magic, version, header checksum, every size and offset.
-    /// The payload checksum is checked by [`Database::verify`].
+    /// Opens and validates `path`: magic, version, header checksum, every size and offset;
+    /// checksums as [`Verify::Checksums`] says.
     pub fn open(path: impl AsRef<Path>) -> Result<Database, DbError> {
+        Database::open_with(path, Verify::Checksums)
+    }
+
+    /// [`Database::open`], with the checksum checks `verify` asks for.
+    pub fn open_with(path: impl AsRef<Path>, verify: Verify) -> Result<Database, DbError> {
         let path = path.as_ref();
         let (file, header) = open_and_check(path)?;
         // An empty DB has no payload, and a zero-length map is an error on some systems.
@@ -106,15 +135,50 @@ impl Database {
             // under us unless another program truncates the file while we read it.
             Some(unsafe { Mmap::map(&file) }.map_err(|e| DbError::io(path, e))?)
         };
-        Ok(Database {
+        let db = Database {
             path: path.to_path_buf(),
             header,
             map,
-        })
+            verify,
+        };
+        // Version 1 has one checksum for the whole payload: checked once here, before any
+        // block is used.
+        if verify == Verify::Checksums && !db.header.has_block_crcs() {
+            db.check_payload_crc()?;
+        }
+        Ok(db)
     }
 
-    /// Checks the payload checksum (reads the whole file once).
+    /// Checks every checksum of the file, whatever it was opened with (reads it all once):
+    /// version 1, the payload's; version 2, each block's and the header's CRC of them.
+    /// Each block is also checked as every read checks it (its rows are positions).
     pub fn verify(&self) -> Result<(), DbError> {
+        if !self.header.has_block_crcs() {
+            self.check_payload_crc()?;
+        }
+        let mut crcs = crc32fast::Hasher::new();
+        for index in 0..self.block_count() {
+            let bytes = self.block_bytes(index);
+            if let Some(stored) = self.check_block_crc(index, bytes)? {
+                crcs.update(&stored.to_le_bytes());
+            }
+            self.parse_and_check(index, bytes)?;
+        }
+        if self.header.has_block_crcs() && crcs.finalize() != self.header.payload_crc {
+            return Err(DbError::Checksum {
+                path: self.path.clone(),
+                what: "list of block checksums",
+            });
+        }
+        Ok(())
+    }
+
+    /// Which checksums this DB checks as it reads.
+    pub fn verifies(&self) -> Verify {
+        self.verify
+    }
+
+    fn check_payload_crc(&self) -> Result<(), DbError> {
         let mut hasher = crc32fast::Hasher::new();
         hasher.update(self.payload());
         if hasher.finalize() != self.header.payload_crc {
@@ -124,6 +188,52 @@ impl Database {
             });
         }
         Ok(())
+    }
+
+    /// Checks the CRC of block `index` (version 2) and returns it; `None` in version 1.
+    fn check_block_crc(&self, index: usize, bytes: &[u8]) -> Result<Option<u32>, DbError> {
+        let Some(at) = self.header.layout().crc else {
+            return Ok(None);
+        };
+        let stored = u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
+        if block_crc(index as u64, &bytes[..at]) != stored {
+            return Err(DbError::BlockChecksum {
+                path: self.path.clone(),
+                block: index as u64,
+            });
+        }
+        Ok(Some(stored))
+    }
+
+    /// The bytes of block `index`, which must exist.
+    fn block_bytes(&self, index: usize) -> &[u8] {
+        let block_bytes = self.header.block_bytes as usize;
+        let start = index * block_bytes;
+        &self.payload()[start..start + block_bytes]
+    }
+
+    /// The columns of block `index`, whose bytes are `bytes`, once every row is found to be
+    /// a position and the padding empty.
+    fn parse_and_check<'a>(&self, index: usize, bytes: &'a [u8]) -> Result<Block<'a>, DbError> {
+        let n = self.block_size();
+        let len = (self.header.count - (index * n) as u64).min(n as u64) as usize;
+        let block =
+            Block::parse(bytes, &self.header.layout(), n, len).ok_or_else(|| DbError::Invalid {
+                path: self.path.clone(),
+                what: format!("block {index}: a column is out of bounds or misaligned"),
+            })?;
+        match check::check_block(&block) {
+            Ok(()) => Ok(block),
+            Err(Problem::Row(row, reason)) => Err(DbError::Impossible {
+                path: self.path.clone(),
+                index: (index * n + row) as u64,
+                reason,
+            }),
+            Err(Problem::Padding) => Err(DbError::Invalid {
+                path: self.path.clone(),
+                what: format!("block {index}: a padding row after the last position holds pieces"),
+            }),
+        }
     }
 
     pub(crate) fn payload(&self) -> &[u8] {
@@ -152,7 +262,10 @@ impl Database {
         self.header.columns
     }
 
-    /// The columns of block `index` as slices into the map, no copy.
+    /// The columns of block `index` as slices into the map, no copy, checked: its CRC
+    /// (version 2, unless opened with [`Verify::Off`]), then that every row is a position
+    /// and the padding rows empty. Every reader gets its blocks here, in the worker that
+    /// reads them, so each block is checked once per read, just before use.
     pub fn block(&self, index: usize) -> Result<Block<'_>, DbError> {
         if index >= self.block_count() {
             return Err(DbError::Invalid {
@@ -160,16 +273,11 @@ impl Database {
                 what: format!("block {index} is past the last block"),
             });
         }
-        let layout = self.header.layout();
-        let block_bytes = layout.block_bytes as usize;
-        let start = index * block_bytes;
-        let bytes = &self.payload()[start..start + block_bytes];
-        let n = self.block_size();
-        let len = (self.header.count - (index * n) as u64).min(n as u64) as usize;
-        Block::parse(bytes, &layout, n, len).ok_or_else(|| DbError::Invalid {
-            path: self.path.clone(),
-            what: format!("block {index}: a column is out of bounds or misaligned"),
-        })
+        let bytes = self.block_bytes(index);
+        if self.verify == Verify::Checksums {
+            self.check_block_crc(index, bytes)?;
+        }
+        self.parse_and_check(index, bytes)
     }
 
     /// The record at `index`, validated.
@@ -277,6 +385,7 @@ pub struct BlockStream {
     layout: Layout,
     buffer: Vec<u64>,
     next: usize,
+    /// Version 1: of the payload so far; version 2: of the block CRCs so far.
     crc: crc32fast::Hasher,
 }
 
@@ -304,15 +413,19 @@ impl BlockStream {
         &self.path
     }
 
-    /// The bytes of the next block and the number of rows in it; `None` after the last,
-    /// once the payload checksum has been found right.
+    /// The bytes of the next block and the number of rows in it, its CRC checked (version
+    /// 2); `None` after the last, once the header's checksum has been found right too.
     pub fn next_bytes(&mut self) -> Result<Option<(&[u8], usize)>, DbError> {
         let n = self.header.block_size as u64;
         if self.next as u64 == self.header.block_count() {
             if self.crc.clone().finalize() != self.header.payload_crc {
                 return Err(DbError::Checksum {
                     path: self.path.clone(),
-                    what: "position data",
+                    what: if self.layout.crc.is_some() {
+                        "list of block checksums"
+                    } else {
+                        "position data"
+                    },
                 });
             }
             return Ok(None);
@@ -321,7 +434,19 @@ impl BlockStream {
         self.file
             .read_exact(bytes)
             .map_err(|e| DbError::io(&self.path, e))?;
-        self.crc.update(bytes);
+        match self.layout.crc {
+            None => self.crc.update(bytes),
+            Some(at) => {
+                let stored = u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
+                if block_crc(self.next as u64, &bytes[..at]) != stored {
+                    return Err(DbError::BlockChecksum {
+                        path: self.path.clone(),
+                        block: self.next as u64,
+                    });
+                }
+                self.crc.update(&stored.to_le_bytes());
+            }
+        }
         let len = (self.header.count - self.next as u64 * n).min(n) as usize;
         self.next += 1;
         Ok(Some((bytemuck::cast_slice(&self.buffer), len)))

@@ -12,6 +12,7 @@ use tempfile::NamedTempFile;
 
 use super::layout::{
     Columns, HEADER_SIZE, Header, Layout, NO_GAME, NO_PLY, NO_RESULT, NO_SCORE, NO_SQUARE,
+    block_crc,
 };
 use super::{BlockStream, DbError};
 use crate::labels::{GameResult, Record};
@@ -107,6 +108,9 @@ pub struct DbWriter {
     layout: Layout,
     buffer: BlockBuffer,
     count: u64,
+    /// Blocks written so far (the next block's index, which its CRC includes).
+    blocks: u64,
+    /// Of the block CRCs so far: the header's payload CRC.
     crc: crc32fast::Hasher,
 }
 
@@ -144,6 +148,7 @@ impl DbWriter {
             used: Columns::NONE,
             drop_unused,
             count: 0,
+            blocks: 0,
             crc: crc32fast::Hasher::new(),
         })
     }
@@ -231,19 +236,27 @@ impl DbWriter {
                 columns.push((offset, bytes));
             }
         }
-        columns.push((layout.block_bytes as usize, &[]));
+        let crc_at = layout.crc.expect("pawnstorm writes blocks with a CRC");
+        // The trailer's zero bytes come as a gap before the CRC.
+        columns.push((crc_at, &[]));
         let io = |e| DbError::io(&self.path, e);
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(&self.blocks.to_le_bytes());
         let mut at = 0;
         for (offset, bytes) in columns {
             // Alignment padding between columns (none while blocks hold 64 rows or more).
             let padding = [0u8; 64];
             let gap = &padding[..offset - at];
-            self.crc.update(gap);
+            crc.update(gap);
             self.out.write_all(gap).map_err(io)?;
-            self.crc.update(bytes);
+            crc.update(bytes);
             self.out.write_all(bytes).map_err(io)?;
             at = offset + bytes.len();
         }
+        let crc = crc.finalize().to_le_bytes();
+        self.out.write_all(&crc).map_err(io)?;
+        self.crc.update(&crc);
+        self.blocks += 1;
         self.buffer.len = 0;
         Ok(())
     }
@@ -319,7 +332,8 @@ fn start_file(path: &Path) -> Result<(NamedTempFile, BufWriter<File>), DbError> 
 
 /// Copies every block of `source` to `out` in the layout of `columns`: column bytes are
 /// moved as they are, label columns the source lacks are filled with "unknown", and those
-/// `columns` lacks are left out. Returns the checksum of what it wrote.
+/// `columns` lacks are left out; each block gets its CRC. Returns the hasher of the block
+/// CRCs (the header's payload CRC).
 fn copy_blocks(
     source: &mut BlockStream,
     out: &mut BufWriter<File>,
@@ -360,13 +374,18 @@ fn copy_blocks(
         }
     }
     let path = source.path().to_path_buf();
+    let crc_at = to.crc.expect("pawnstorm writes blocks with a CRC");
     let mut crc = crc32fast::Hasher::new();
+    let mut index = 0u64;
     while let Some((bytes, _)) = source.next_bytes()? {
         for &(s, t, width) in &moves {
             block[t..t + width].copy_from_slice(&bytes[s..s + width]);
         }
-        crc.update(&block);
+        let block_crc = block_crc(index, &block[..crc_at]).to_le_bytes();
+        block[crc_at..crc_at + 4].copy_from_slice(&block_crc);
+        crc.update(&block_crc);
         out.write_all(&block).map_err(|e| DbError::io(&path, e))?;
+        index += 1;
     }
     Ok(crc)
 }

@@ -86,3 +86,54 @@ pub fn random_square(rng: &mut Rng, c: char, edge: bool) -> (usize, usize) {
     };
     (file, rank)
 }
+
+/// CRC-32 (IEEE, reflected), as the `.psdb` checksums use: written here, apart from the
+/// crate, so that a test that repairs a checksum does not trust the code it tests.
+pub fn crc32(parts: &[&[u8]]) -> u32 {
+    let mut crc = !0u32;
+    for part in parts {
+        for &byte in *part {
+            crc ^= byte as u32;
+            for _ in 0..8 {
+                crc = if crc & 1 == 1 {
+                    (crc >> 1) ^ 0xedb8_8320
+                } else {
+                    crc >> 1
+                };
+            }
+        }
+    }
+    !crc
+}
+
+/// The `.psdb` header size, and where its fields are (docs/FORMAT.md).
+pub const PSDB_HEADER: usize = 128;
+
+/// The block size in bytes of the `.psdb` file `bytes`, from its header.
+pub fn psdb_block_bytes(bytes: &[u8]) -> usize {
+    u64::from_le_bytes(bytes[32..40].try_into().unwrap()) as usize
+}
+
+/// Recomputes the header CRC of the `.psdb` file `bytes`.
+pub fn fix_header_crc(bytes: &mut [u8]) {
+    let crc = crc32(&[&bytes[..44], &bytes[48..PSDB_HEADER]]);
+    bytes[44..48].copy_from_slice(&crc.to_le_bytes());
+}
+
+/// Recomputes every checksum of the version 2 `.psdb` file `bytes`, as docs/FORMAT.md
+/// defines them: each block's (its index first, then its bytes up to its last 4), the
+/// header's CRC of the block CRCs, and the header's own.
+pub fn fix_v2_crcs(bytes: &mut [u8]) {
+    let block_bytes = psdb_block_bytes(bytes);
+    let mut crcs = Vec::new();
+    for (index, block) in bytes[PSDB_HEADER..]
+        .chunks_exact_mut(block_bytes)
+        .enumerate()
+    {
+        let crc = crc32(&[&(index as u64).to_le_bytes(), &block[..block_bytes - 4]]);
+        block[block_bytes - 4..].copy_from_slice(&crc.to_le_bytes());
+        crcs.extend_from_slice(&crc.to_le_bytes());
+    }
+    bytes[40..44].copy_from_slice(&crc32(&[&crcs]).to_le_bytes());
+    fix_header_crc(bytes);
+}
