@@ -194,10 +194,7 @@ pub fn distance_planes<L: Lanes>(reach: &[L; 8]) -> [L; 3] {
 /// The sum over the squares of `set` of their distance to the king of `planes`.
 #[inline(always)]
 pub fn distance_sum<L: Lanes>(set: L, planes: &[L; 3]) -> L {
-    (set & planes[0])
-        .popcount()
-        .add((set & planes[1]).popcount().shl(1))
-        .add((set & planes[2]).popcount().shl(2))
+    (set & planes[0]).popcount_weighted(set & planes[1], set & planes[2])
 }
 
 #[cfg(test)]

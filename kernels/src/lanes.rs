@@ -44,6 +44,15 @@ pub trait Lanes:
     fn popcount(self) -> Self;
     /// All ones in lanes that are zero, zero elsewhere.
     fn zero_mask(self) -> Self;
+    /// `popcount(self) + 2 popcount(twos) + 4 popcount(fours)`: the sum of a bit-sliced
+    /// count given as three bit planes (a distance sum, say). The AVX2 lanes weight and add
+    /// the three per-byte counts before their one horizontal sum.
+    #[inline(always)]
+    fn popcount_weighted(self, twos: Self, fours: Self) -> Self {
+        self.popcount()
+            .add(twos.popcount().shl(1))
+            .add(fours.popcount().shl(2))
+    }
     /// Lanes of `if_set` where `mask` is all ones, of `if_clear` where it is zero.
     #[inline(always)]
     fn select(mask: Self, if_set: Self, if_clear: Self) -> Self {
@@ -101,7 +110,7 @@ impl Lanes for u64 {
 }
 
 macro_rules! wide_lanes {
-    ($t:ty, $width:expr, $popcount:path, $mul:path) => {
+    ($t:ty, $width:expr, $popcount:path, $weighted:path, $mul:path) => {
         impl Lanes for $t {
             const WIDTH: usize = $width;
             #[inline(always)]
@@ -145,12 +154,16 @@ macro_rules! wide_lanes {
             fn zero_mask(self) -> Self {
                 self.simd_eq(<$t>::splat(0))
             }
+            #[inline(always)]
+            fn popcount_weighted(self, twos: Self, fours: Self) -> Self {
+                $weighted(self, twos, fours)
+            }
         }
     };
 }
 
-wide_lanes!(u64x4, 4, popcount::x4, multiply::x4);
-wide_lanes!(u64x8, 8, popcount::x8, multiply::x8);
+wide_lanes!(u64x4, 4, popcount::x4, popcount::weighted_x4, multiply::x4);
+wide_lanes!(u64x8, 8, popcount::x8, popcount::weighted_x8, multiply::x8);
 
 /// Signed 32 x 32 -> 64-bit lane products (`vpmuldq`); `wide`'s 64-bit multiply goes lane by
 /// lane through memory, which the eval's weighted sums cannot afford.
@@ -244,6 +257,87 @@ mod popcount {
         u64x4::new(v.to_array().map(|lane| lane.count_ones() as u64))
     }
 
+    /// `popcount(a) + 2 popcount(b) + 4 popcount(c)` with nibble tables: a table per
+    /// weight (counts times 1, 2 and 4), so the three per-byte counts add up (at most
+    /// 8 + 16 + 32 a byte) before the one `vpsadbw`. 21 instructions instead of 25.
+    #[cfg(all(
+        target_arch = "x86_64",
+        target_feature = "avx2",
+        not(all(target_feature = "avx512vpopcntdq", target_feature = "avx512vl"))
+    ))]
+    #[inline(always)]
+    pub fn weighted_x4(a: u64x4, b: u64x4, c: u64x4) -> u64x4 {
+        use std::arch::x86_64::*;
+        let (a, b, c): (__m256i, __m256i, __m256i) =
+            (bytemuck::cast(a), bytemuck::cast(b), bytemuck::cast(c));
+        // SAFETY: the cfg above guarantees the build targets CPUs with AVX2.
+        let sums = unsafe {
+            let table = |w: i8| {
+                _mm256_setr_epi8(
+                    0,
+                    w,
+                    w,
+                    2 * w,
+                    w,
+                    2 * w,
+                    2 * w,
+                    3 * w,
+                    w,
+                    2 * w,
+                    2 * w,
+                    3 * w,
+                    2 * w,
+                    3 * w,
+                    3 * w,
+                    4 * w,
+                    0,
+                    w,
+                    w,
+                    2 * w,
+                    w,
+                    2 * w,
+                    2 * w,
+                    3 * w,
+                    w,
+                    2 * w,
+                    2 * w,
+                    3 * w,
+                    2 * w,
+                    3 * w,
+                    3 * w,
+                    4 * w,
+                )
+            };
+            let low_nibbles = _mm256_set1_epi8(0x0f);
+            let counts = |v: __m256i, table: __m256i| {
+                let low = _mm256_and_si256(v, low_nibbles);
+                let high = _mm256_and_si256(_mm256_srli_epi16(v, 4), low_nibbles);
+                _mm256_add_epi8(
+                    _mm256_shuffle_epi8(table, low),
+                    _mm256_shuffle_epi8(table, high),
+                )
+            };
+            let bytes = _mm256_add_epi8(
+                _mm256_add_epi8(counts(a, table(1)), counts(b, table(2))),
+                counts(c, table(4)),
+            );
+            _mm256_sad_epu8(bytes, _mm256_setzero_si256())
+        };
+        bytemuck::cast(sums)
+    }
+
+    /// Three lane popcounts where the CPU counts lanes itself (or, without AVX2, one lane
+    /// at a time anyway).
+    #[cfg(not(all(
+        target_arch = "x86_64",
+        target_feature = "avx2",
+        not(all(target_feature = "avx512vpopcntdq", target_feature = "avx512vl"))
+    )))]
+    #[inline(always)]
+    pub fn weighted_x4(a: u64x4, b: u64x4, c: u64x4) -> u64x4 {
+        x4(a) + (x4(b) << 1) + (x4(c) << 2)
+    }
+
     #[cfg(all(target_arch = "x86_64", target_feature = "avx512vpopcntdq"))]
     #[inline(always)]
     pub fn x8(v: u64x8) -> u64x8 {
@@ -258,6 +352,23 @@ mod popcount {
     pub fn x8(v: u64x8) -> u64x8 {
         let [low, high]: [u64x4; 2] = bytemuck::cast(v);
         bytemuck::cast([x4(low), x4(high)])
+    }
+
+    /// The 8-lane weighted count: native lane popcounts with VPOPCNTDQ, else two halves.
+    #[cfg(all(target_arch = "x86_64", target_feature = "avx512vpopcntdq"))]
+    #[inline(always)]
+    pub fn weighted_x8(a: u64x8, b: u64x8, c: u64x8) -> u64x8 {
+        x8(a) + (x8(b) << 1) + (x8(c) << 2)
+    }
+
+    /// The 8-lane weighted count: native lane popcounts with VPOPCNTDQ, else two halves.
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "avx512vpopcntdq")))]
+    #[inline(always)]
+    pub fn weighted_x8(a: u64x8, b: u64x8, c: u64x8) -> u64x8 {
+        let [a0, a1]: [u64x4; 2] = bytemuck::cast(a);
+        let [b0, b1]: [u64x4; 2] = bytemuck::cast(b);
+        let [c0, c1]: [u64x4; 2] = bytemuck::cast(c);
+        bytemuck::cast([weighted_x4(a0, b0, c0), weighted_x4(a1, b1, c1)])
     }
 }
 
@@ -320,6 +431,16 @@ mod tests {
             .map(|(&v, &w)| v.wrapping_sub(w))
             .collect();
         assert_eq!(out, expected);
+        let (twos, fours) = (L::load(&values[1..]), L::load(&values[2..]));
+        lanes.popcount_weighted(twos, fours).store(&mut out);
+        let expected: Vec<u64> = (0..L::WIDTH)
+            .map(|i| {
+                (values[i].count_ones()
+                    + 2 * values[i + 1].count_ones()
+                    + 4 * values[i + 2].count_ones()) as u64
+            })
+            .collect();
+        assert_eq!(out, expected);
         lanes.shr(7).store(&mut out);
         assert_eq!(
             out,
@@ -341,6 +462,10 @@ mod tests {
             0x8080_8080_8080_8080,
             7,
             0xff00,
+            0xdead_beef_0000_ffff,
+            !0 >> 3,
+            0x5555,
+            1,
         ];
         check::<u64>(&values);
         check::<u64x4>(&values);
