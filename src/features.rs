@@ -4,7 +4,7 @@
 //! The same generic function computes one position (`u64` lanes, the scalar reference) and
 //! eight (`u64x8`); only the lane type differs.
 
-use pawnstorm_kernels::geometry::{distance_planes, distance_sum, king_reach};
+use pawnstorm_kernels::geometry::{distance_sum, king_distance_planes};
 use pawnstorm_kernels::pawns::passed_detail;
 use pawnstorm_kernels::{Bitboard, Color, Lanes};
 use std::ops::Range;
@@ -129,9 +129,10 @@ fn write_features<L: Lanes>(board: Board<L>, mut put: impl FnMut(usize, L)) {
         put(more + 5, d.enemy_rook_behind);
     }
     let (white_passed, black_passed) = (structures[0].passed, structures[1].passed);
-    // Bit-sliced distances: three popcounts a sum instead of one per dilation.
-    let white_king = distance_planes(&king_reach(kings & white));
-    let black_king = distance_planes(&king_reach(kings & black));
+    // Bit-sliced distances: three (weighted) popcounts a sum instead of one per
+    // dilation; each colour has one king, so its planes need no dilations either.
+    let white_king = king_distance_planes(kings & white);
+    let black_king = king_distance_planes(kings & black);
     put(12, distance_sum(white_passed, &white_king));
     put(13, distance_sum(white_passed, &black_king));
     put(14, distance_sum(black_passed, &black_king));

@@ -33,6 +33,10 @@ pub trait Lanes:
     fn shl(self, bits: u32) -> Self;
     /// Each lane shifted right (toward a1) by `bits`, which is below 64.
     fn shr(self, bits: u32) -> Self;
+    /// Each lane shifted left by the matching lane of `bits`, each below 64.
+    fn shl_each(self, bits: Self) -> Self;
+    /// Each lane shifted right by the matching lane of `bits`, each below 64.
+    fn shr_each(self, bits: Self) -> Self;
     /// Lane-wise wrapping sum.
     fn add(self, other: Self) -> Self;
     /// Lane-wise wrapping difference.
@@ -88,6 +92,14 @@ impl Lanes for u64 {
         self >> bits
     }
     #[inline(always)]
+    fn shl_each(self, bits: Self) -> Self {
+        self << bits
+    }
+    #[inline(always)]
+    fn shr_each(self, bits: Self) -> Self {
+        self >> bits
+    }
+    #[inline(always)]
     fn add(self, other: Self) -> Self {
         self.wrapping_add(other)
     }
@@ -110,7 +122,7 @@ impl Lanes for u64 {
 }
 
 macro_rules! wide_lanes {
-    ($t:ty, $width:expr, $popcount:path, $weighted:path, $mul:path) => {
+    ($t:ty, $width:expr, $popcount:path, $weighted:path, $mul:path, $shift:ident) => {
         impl Lanes for $t {
             const WIDTH: usize = $width;
             #[inline(always)]
@@ -133,6 +145,14 @@ macro_rules! wide_lanes {
             #[inline(always)]
             fn shr(self, bits: u32) -> Self {
                 self >> bits
+            }
+            #[inline(always)]
+            fn shl_each(self, bits: Self) -> Self {
+                $shift::shl(self, bits)
+            }
+            #[inline(always)]
+            fn shr_each(self, bits: Self) -> Self {
+                $shift::shr(self, bits)
             }
             #[inline(always)]
             fn add(self, other: Self) -> Self {
@@ -162,8 +182,97 @@ macro_rules! wide_lanes {
     };
 }
 
-wide_lanes!(u64x4, 4, popcount::x4, popcount::weighted_x4, multiply::x4);
-wide_lanes!(u64x8, 8, popcount::x8, popcount::weighted_x8, multiply::x8);
+wide_lanes!(
+    u64x4,
+    4,
+    popcount::x4,
+    popcount::weighted_x4,
+    multiply::x4,
+    shift_x4
+);
+wide_lanes!(
+    u64x8,
+    8,
+    popcount::x8,
+    popcount::weighted_x8,
+    multiply::x8,
+    shift_x8
+);
+
+/// Per-lane shifts (`vpsllvq`, `vpsrlvq`). `wide`'s operators mask every count to 63
+/// first, an instruction the callers (counts below 64 by contract) do not need.
+mod shift_x4 {
+    use wide::u64x4;
+
+    #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
+    #[inline(always)]
+    pub fn shl(a: u64x4, bits: u64x4) -> u64x4 {
+        use std::arch::x86_64::{__m256i, _mm256_sllv_epi64};
+        let (a, bits): (__m256i, __m256i) = (bytemuck::cast(a), bytemuck::cast(bits));
+        // SAFETY: the cfg above guarantees the build targets CPUs with AVX2.
+        bytemuck::cast(unsafe { _mm256_sllv_epi64(a, bits) })
+    }
+
+    #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
+    #[inline(always)]
+    pub fn shr(a: u64x4, bits: u64x4) -> u64x4 {
+        use std::arch::x86_64::{__m256i, _mm256_srlv_epi64};
+        let (a, bits): (__m256i, __m256i) = (bytemuck::cast(a), bytemuck::cast(bits));
+        // SAFETY: the cfg above guarantees the build targets CPUs with AVX2.
+        bytemuck::cast(unsafe { _mm256_srlv_epi64(a, bits) })
+    }
+
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "avx2")))]
+    #[inline(always)]
+    pub fn shl(a: u64x4, bits: u64x4) -> u64x4 {
+        a << bits
+    }
+
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "avx2")))]
+    #[inline(always)]
+    pub fn shr(a: u64x4, bits: u64x4) -> u64x4 {
+        a >> bits
+    }
+}
+
+/// Per-lane shifts on 8 lanes: one instruction with AVX-512, two AVX2 halves otherwise.
+mod shift_x8 {
+    use wide::{u64x4, u64x8};
+
+    #[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
+    #[inline(always)]
+    pub fn shl(a: u64x8, bits: u64x8) -> u64x8 {
+        use std::arch::x86_64::{__m512i, _mm512_sllv_epi64};
+        let (a, bits): (__m512i, __m512i) = (bytemuck::cast(a), bytemuck::cast(bits));
+        // SAFETY: the cfg above guarantees the build targets CPUs with AVX-512F.
+        bytemuck::cast(unsafe { _mm512_sllv_epi64(a, bits) })
+    }
+
+    #[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
+    #[inline(always)]
+    pub fn shr(a: u64x8, bits: u64x8) -> u64x8 {
+        use std::arch::x86_64::{__m512i, _mm512_srlv_epi64};
+        let (a, bits): (__m512i, __m512i) = (bytemuck::cast(a), bytemuck::cast(bits));
+        // SAFETY: the cfg above guarantees the build targets CPUs with AVX-512F.
+        bytemuck::cast(unsafe { _mm512_srlv_epi64(a, bits) })
+    }
+
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "avx512f")))]
+    #[inline(always)]
+    pub fn shl(a: u64x8, bits: u64x8) -> u64x8 {
+        let [a0, a1]: [u64x4; 2] = bytemuck::cast(a);
+        let [b0, b1]: [u64x4; 2] = bytemuck::cast(bits);
+        bytemuck::cast([super::shift_x4::shl(a0, b0), super::shift_x4::shl(a1, b1)])
+    }
+
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "avx512f")))]
+    #[inline(always)]
+    pub fn shr(a: u64x8, bits: u64x8) -> u64x8 {
+        let [a0, a1]: [u64x4; 2] = bytemuck::cast(a);
+        let [b0, b1]: [u64x4; 2] = bytemuck::cast(bits);
+        bytemuck::cast([super::shift_x4::shr(a0, b0), super::shift_x4::shr(a1, b1)])
+    }
+}
 
 /// Signed 32 x 32 -> 64-bit lane products (`vpmuldq`); `wide`'s 64-bit multiply goes lane by
 /// lane through memory, which the eval's weighted sums cannot afford.
@@ -440,6 +549,15 @@ mod tests {
                     + 4 * values[i + 2].count_ones()) as u64
             })
             .collect();
+        assert_eq!(out, expected);
+        let counts = L::load(&[0, 63, 1, 8, 56, 7, 32, 9]);
+        let mut c = vec![0; L::WIDTH];
+        counts.store(&mut c);
+        lanes.shl_each(counts).store(&mut out);
+        let expected: Vec<u64> = (0..L::WIDTH).map(|i| values[i] << c[i]).collect();
+        assert_eq!(out, expected);
+        lanes.shr_each(counts).store(&mut out);
+        let expected: Vec<u64> = (0..L::WIDTH).map(|i| values[i] >> c[i]).collect();
         assert_eq!(out, expected);
         lanes.shr(7).store(&mut out);
         assert_eq!(
