@@ -3,7 +3,7 @@
 //! the difference by N times the positions.
 //!
 //! `cargo run --release --example masks_pass -- DB PATH THREADS REPS` where PATH is
-//! `scalar`, `4` or `8`; DB is built from the labelled fixture (16 times, as the bench does)
+//! `scalar`, `4` or `8` and THREADS 0 means whole blocks on the main thread; DB is built from the labelled fixture (16 times, as the bench does)
 //! when it does not exist yet.
 
 use std::hint::black_box;
@@ -45,8 +45,17 @@ fn main() {
         .build()
         .expect("pool");
     let reps: usize = reps.parse().expect("reps");
+    // THREADS 0: whole blocks on this thread (`block_features`, as the features CLI).
+    let mut out = vec![0u64; features::COLUMNS * db.block_size()];
     let start = std::time::Instant::now();
     for _ in 0..reps {
+        if threads == "0" {
+            for i in 0..db.block_count() {
+                features::block_features(path, &db.block(i).expect("block"), &mut out);
+                black_box(&out);
+            }
+            continue;
+        }
         pool.install(|| {
             features::par_for_each_rows(&db, path, |_, out, rows| {
                 black_box((out, rows));

@@ -216,10 +216,32 @@ fn rows_features_with<L: Lanes + Pod>(block: &Block<'_>, rows: Range<usize>, out
     // then each of the 28 stores is one instruction at a fixed offset from one pointer,
     // rather than needing its column's address reloaded from the stack.
     if rows.len() == PIECE_ROWS {
-        rows_features_strided::<L>(block, rows, out, PIECE_ROWS)
-    } else {
-        let stride = rows.len();
-        rows_features_strided::<L>(block, rows, out, stride)
+        return rows_features_strided::<L>(block, rows, out, PIECE_ROWS);
+    }
+    // Longer ranges (whole blocks of 4096 rows) in pieces through a scratch that stays in
+    // L1, each column of a piece then copied out in one run: written straight to columns
+    // 32 KiB apart, the 28 stores of a step all fall in one set of the 8-way L1 and
+    // evict each other. Whole blocks, 4 lanes, one loaded core, 5 interleaved runs:
+    // median 18.2M positions/s straight to the columns, 27.1M through the scratch.
+    let stride = rows.len();
+    let mut scratch = [0u64; COLUMNS * PIECE_ROWS];
+    let mut start = rows.start;
+    while start + PIECE_ROWS <= rows.end {
+        rows_features_strided::<L>(block, start..start + PIECE_ROWS, &mut scratch, PIECE_ROWS);
+        let at = start - rows.start;
+        for (column, values) in scratch.chunks_exact(PIECE_ROWS).enumerate() {
+            out[column * stride + at..][..PIECE_ROWS].copy_from_slice(values);
+        }
+        start += PIECE_ROWS;
+    }
+    if start < rows.end {
+        // The last rows (fewer than a piece, whole vectors of 8).
+        let rest = rows.end - start;
+        rows_features_strided::<L>(block, start..rows.end, &mut scratch, rest);
+        let at = start - rows.start;
+        for (column, values) in scratch.chunks_exact(rest).take(COLUMNS).enumerate() {
+            out[column * stride + at..][..rest].copy_from_slice(values);
+        }
     }
 }
 
