@@ -39,7 +39,11 @@ fn masks_pass(c: &mut Criterion) {
             .num_threads(threads)
             .build()
             .expect("pool");
-        for (name, path) in [("scalar", Path::Scalar), ("8_lanes", Path::Simd8)] {
+        for (name, path) in [
+            ("scalar", Path::Scalar),
+            ("4_lanes", Path::Simd4),
+            ("8_lanes", Path::Simd8),
+        ] {
             group.bench_function(BenchmarkId::new(format!("{name}_threads"), threads), |b| {
                 b.iter(|| {
                     pool.install(|| {

@@ -464,3 +464,71 @@ fn every_kernel_gives_the_same_on_every_lane_width() {
     lanes_agree::<u64x4>(&inputs);
     lanes_agree::<u64x8>(&inputs);
 }
+
+/// The batch drivers over a DB of the fixture positions, in blocks of 256 rows: whole
+/// blocks (through the L1 scratch), ranges that are not whole pieces (the remainder
+/// path), single pieces and `par_for_each_rows`, on every path, against one position at
+/// a time.
+#[test]
+fn batch_drivers_match_position_features_on_any_range() {
+    use pawnstorm::db::{Columns, Database, DbWriter};
+    use pawnstorm::labels::{Labels, Record};
+    use std::sync::Mutex;
+
+    let positions: Vec<Position> = read_fixture("masks/positions.epd")
+        .lines()
+        .map(|l| parse_fen(l).unwrap_or_else(|e| panic!("{l}: {e}")))
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("masks.psdb");
+    let mut writer = DbWriter::create(&path, 256, Columns::NONE, false).unwrap();
+    for position in &positions {
+        let record = Record {
+            position: position.clone(),
+            labels: Labels::default(),
+        };
+        writer.push(&record).unwrap();
+    }
+    writer.finish().unwrap();
+    let db = Database::open(&path).unwrap();
+    let expected: Vec<[u64; COLUMNS]> = kernel_features::<u64>(&positions);
+    let paths = [
+        features::Path::Scalar,
+        features::Path::Simd4,
+        features::Path::Simd8,
+    ];
+    for path in paths {
+        for index in 0..db.block_count() {
+            let block = db.block(index).unwrap();
+            for rows in [0..256, 8..72, 64..128, 0..200, 136..256, 248..256] {
+                let mut out = vec![0u64; COLUMNS * rows.len()];
+                features::rows_features(path, &block, rows.clone(), &mut out);
+                for row in rows.clone().filter(|r| r < &block.len) {
+                    for (column, &value) in expected[index * 256 + row].iter().enumerate() {
+                        assert_eq!(
+                            out[column * rows.len() + row - rows.start],
+                            value,
+                            "{path:?}, block {index}, rows {rows:?}, row {row}, column {column}"
+                        );
+                    }
+                }
+            }
+        }
+        let seen = Mutex::new(0u64);
+        features::par_for_each_rows(&db, path, |first, out, rows| {
+            let stride = out.len() / COLUMNS;
+            for row in 0..rows {
+                for (column, &value) in expected[first as usize + row].iter().enumerate() {
+                    assert_eq!(
+                        out[column * stride + row],
+                        value,
+                        "{path:?}, row {first}+{row}"
+                    );
+                }
+            }
+            *seen.lock().unwrap() += rows as u64;
+        })
+        .unwrap();
+        assert_eq!(seen.into_inner().unwrap(), db.len());
+    }
+}

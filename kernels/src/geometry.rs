@@ -191,13 +191,100 @@ pub fn distance_planes<L: Lanes>(reach: &[L; 8]) -> [L; 3] {
     ]
 }
 
+/// [`distance_planes`]`(&`[`king_reach`]`(king))` for a king given as at most one square
+/// per lane, without the six dilations: the Chebyshev distance is the larger of the file
+/// and rank distances, whose bit planes are whole files and whole ranks read off
+/// constants by per-lane shifts by the king's file and rank. About 50 lane operations
+/// instead of about 72. A lane with no king gets distance 7 everywhere, as the
+/// dilations give; a lane with several kings is outside the contract (use
+/// [`distance_planes`]).
+#[inline(always)]
+pub fn king_distance_planes<L: Lanes>(king: L) -> [L; 3] {
+    // The king's square index: the squares below it, counted (64 for no king).
+    let index = king.sub(L::splat(1)).popcount();
+    let file8 = (index & L::splat(7)).shl(3);
+    let rank8 = index & L::splat(56);
+    // Bit b of every file's distance to the king's file, as whole files: byte `file` of
+    // a constant, repeated on every rank (the multiply makes four copies, the shift
+    // eight). Bit 0 is the files of the other colour of square: odd files for a king on
+    // an even file.
+    let files = |table: u64| {
+        let byte = L::splat(table).shr_each(file8) & L::splat(0xff);
+        let four = byte.mul_i32(L::splat(0x0101_0101));
+        four | four.shl(32)
+    };
+    let f0 = L::splat(0xaaaa_aaaa_aaaa_aaaa).shr_each(index & L::splat(1));
+    let (f1, f2) = (files(FILE_DISTANCE_BITS[1]), files(FILE_DISTANCE_BITS[2]));
+    // Bit b of every rank's distance to the king's rank, as whole ranks: the ranks at
+    // and above the king's from a constant laid out upward from rank 1, shifted up; those
+    // at and below from one laid out downward from rank 8, shifted down.
+    let down = L::splat(56).sub(rank8);
+    let ranks =
+        |[up, below]: [u64; 2]| L::splat(up).shl_each(rank8) | L::splat(below).shr_each(down);
+    let r0 = L::splat(0xff00_ff00_ff00_ff00).shr_each(index & L::splat(8));
+    let (r1, r2) = (ranks(RANK_DISTANCE_BITS[1]), ranks(RANK_DISTANCE_BITS[2]));
+    // max(file distance, rank distance), bit-sliced: where the file distance is larger,
+    // its bits, else the rank distance's; bit 2 of the larger is either's bit 2.
+    let file_larger = (f2 & !r2) | (!(f2 ^ r2) & ((f1 & !r1) | (!(f1 ^ r1) & f0 & !r0)));
+    let larger = |f: L, r: L| (f & file_larger) | (r & !file_larger);
+    let no_king = king.zero_mask();
+    [
+        larger(f0, r0) | no_king,
+        larger(f1, r1) | no_king,
+        f2 | r2 | no_king,
+    ]
+}
+
+/// For each bit b, the byte of each king file (byte `k` for file k) holding the files
+/// whose distance to file k has bit b set.
+const FILE_DISTANCE_BITS: [u64; 3] = {
+    let mut tables = [0u64; 3];
+    let mut bit = 0;
+    while bit < 3 {
+        let mut king = 0;
+        while king < 8 {
+            let mut file = 0;
+            while file < 8 {
+                let distance = if file > king {
+                    file - king
+                } else {
+                    king - file
+                };
+                if distance >> bit & 1 == 1 {
+                    tables[bit] |= 1 << (8 * king + file);
+                }
+                file += 1;
+            }
+            king += 1;
+        }
+        bit += 1;
+    }
+    tables
+};
+
+/// For each bit b, `[up, down]`: rank j (up) or rank 7 - j (down) full where bit b of j
+/// is set, j = 0..=7 the distance from the king's rank.
+const RANK_DISTANCE_BITS: [[u64; 2]; 3] = {
+    let mut tables = [[0u64; 2]; 3];
+    let mut bit = 0;
+    while bit < 3 {
+        let mut j = 0;
+        while j < 8 {
+            if j >> bit & 1 == 1 {
+                tables[bit][0] |= 0xff << (8 * j);
+                tables[bit][1] |= 0xff << (8 * (7 - j));
+            }
+            j += 1;
+        }
+        bit += 1;
+    }
+    tables
+};
+
 /// The sum over the squares of `set` of their distance to the king of `planes`.
 #[inline(always)]
 pub fn distance_sum<L: Lanes>(set: L, planes: &[L; 3]) -> L {
-    (set & planes[0])
-        .popcount()
-        .add((set & planes[1]).popcount().shl(1))
-        .add((set & planes[2]).popcount().shl(2))
+    (set & planes[0]).popcount_weighted(set & planes[1], set & planes[2])
 }
 
 #[cfg(test)]
@@ -233,12 +320,39 @@ mod tests {
                 assert_eq!(distance_sum(set, &planes), expected);
                 assert_eq!(king_distance_sum(set, k), expected);
             }
+            assert_eq!(king_distance_planes(k), planes, "king on {king}");
             let sets: [u64; 8] = std::array::from_fn(|_| next());
             let lanes = distance_sum(
                 u64x8::new(sets),
                 &distance_planes(&king_reach(u64x8::splat(k))),
             );
             assert_eq!(lanes.to_array(), sets.map(|s| distance_sum(s, &planes)));
+        }
+    }
+
+    /// The dilation-free planes on 4 and 8 lanes: every king square and no king, mixed
+    /// across lanes.
+    #[test]
+    fn king_distance_planes_on_lanes() {
+        use wide::u64x4;
+        let kings: Vec<u64> = (0..64).map(|s| 1u64 << s).chain([0, 0, 0, 0]).collect();
+        assert_eq!(
+            king_distance_planes(0u64),
+            distance_planes(&king_reach(0u64))
+        );
+        for start in 0..kings.len() - 8 {
+            let lanes: [u64; 8] = std::array::from_fn(|i| kings[(start + 3 * i) % kings.len()]);
+            let expected = lanes.map(|k| distance_planes(&king_reach(k)));
+            let x8 = king_distance_planes(u64x8::new(lanes));
+            let x4 = king_distance_planes(u64x4::load(&lanes));
+            for (i, planes) in expected.iter().enumerate() {
+                for b in 0..3 {
+                    assert_eq!(x8[b].to_array()[i], planes[b]);
+                    if i < 4 {
+                        assert_eq!(x4[b].to_array()[i], planes[b]);
+                    }
+                }
+            }
         }
     }
 }

@@ -33,6 +33,10 @@ pub trait Lanes:
     fn shl(self, bits: u32) -> Self;
     /// Each lane shifted right (toward a1) by `bits`, which is below 64.
     fn shr(self, bits: u32) -> Self;
+    /// Each lane shifted left by the matching lane of `bits`, each below 64.
+    fn shl_each(self, bits: Self) -> Self;
+    /// Each lane shifted right by the matching lane of `bits`, each below 64.
+    fn shr_each(self, bits: Self) -> Self;
     /// Lane-wise wrapping sum.
     fn add(self, other: Self) -> Self;
     /// Lane-wise wrapping difference.
@@ -44,6 +48,15 @@ pub trait Lanes:
     fn popcount(self) -> Self;
     /// All ones in lanes that are zero, zero elsewhere.
     fn zero_mask(self) -> Self;
+    /// `popcount(self) + 2 popcount(twos) + 4 popcount(fours)`: the sum of a bit-sliced
+    /// count given as three bit planes (a distance sum, say). The AVX2 lanes weight and add
+    /// the three per-byte counts before their one horizontal sum.
+    #[inline(always)]
+    fn popcount_weighted(self, twos: Self, fours: Self) -> Self {
+        self.popcount()
+            .add(twos.popcount().shl(1))
+            .add(fours.popcount().shl(2))
+    }
     /// Lanes of `if_set` where `mask` is all ones, of `if_clear` where it is zero.
     #[inline(always)]
     fn select(mask: Self, if_set: Self, if_clear: Self) -> Self {
@@ -79,6 +92,14 @@ impl Lanes for u64 {
         self >> bits
     }
     #[inline(always)]
+    fn shl_each(self, bits: Self) -> Self {
+        self << bits
+    }
+    #[inline(always)]
+    fn shr_each(self, bits: Self) -> Self {
+        self >> bits
+    }
+    #[inline(always)]
     fn add(self, other: Self) -> Self {
         self.wrapping_add(other)
     }
@@ -101,7 +122,7 @@ impl Lanes for u64 {
 }
 
 macro_rules! wide_lanes {
-    ($t:ty, $width:expr, $popcount:path, $mul:path) => {
+    ($t:ty, $width:expr, $popcount:path, $weighted:path, $mul:path, $shift:ident) => {
         impl Lanes for $t {
             const WIDTH: usize = $width;
             #[inline(always)]
@@ -126,6 +147,14 @@ macro_rules! wide_lanes {
                 self >> bits
             }
             #[inline(always)]
+            fn shl_each(self, bits: Self) -> Self {
+                $shift::shl(self, bits)
+            }
+            #[inline(always)]
+            fn shr_each(self, bits: Self) -> Self {
+                $shift::shr(self, bits)
+            }
+            #[inline(always)]
             fn add(self, other: Self) -> Self {
                 self + other
             }
@@ -145,12 +174,105 @@ macro_rules! wide_lanes {
             fn zero_mask(self) -> Self {
                 self.simd_eq(<$t>::splat(0))
             }
+            #[inline(always)]
+            fn popcount_weighted(self, twos: Self, fours: Self) -> Self {
+                $weighted(self, twos, fours)
+            }
         }
     };
 }
 
-wide_lanes!(u64x4, 4, popcount::x4, multiply::x4);
-wide_lanes!(u64x8, 8, popcount::x8, multiply::x8);
+wide_lanes!(
+    u64x4,
+    4,
+    popcount::x4,
+    popcount::weighted_x4,
+    multiply::x4,
+    shift_x4
+);
+wide_lanes!(
+    u64x8,
+    8,
+    popcount::x8,
+    popcount::weighted_x8,
+    multiply::x8,
+    shift_x8
+);
+
+/// Per-lane shifts (`vpsllvq`, `vpsrlvq`). `wide`'s operators mask every count to 63
+/// first, an instruction the callers (counts below 64 by contract) do not need.
+mod shift_x4 {
+    use wide::u64x4;
+
+    #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
+    #[inline(always)]
+    pub fn shl(a: u64x4, bits: u64x4) -> u64x4 {
+        use std::arch::x86_64::{__m256i, _mm256_sllv_epi64};
+        let (a, bits): (__m256i, __m256i) = (bytemuck::cast(a), bytemuck::cast(bits));
+        // SAFETY: the cfg above guarantees the build targets CPUs with AVX2.
+        bytemuck::cast(unsafe { _mm256_sllv_epi64(a, bits) })
+    }
+
+    #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
+    #[inline(always)]
+    pub fn shr(a: u64x4, bits: u64x4) -> u64x4 {
+        use std::arch::x86_64::{__m256i, _mm256_srlv_epi64};
+        let (a, bits): (__m256i, __m256i) = (bytemuck::cast(a), bytemuck::cast(bits));
+        // SAFETY: the cfg above guarantees the build targets CPUs with AVX2.
+        bytemuck::cast(unsafe { _mm256_srlv_epi64(a, bits) })
+    }
+
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "avx2")))]
+    #[inline(always)]
+    pub fn shl(a: u64x4, bits: u64x4) -> u64x4 {
+        a << bits
+    }
+
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "avx2")))]
+    #[inline(always)]
+    pub fn shr(a: u64x4, bits: u64x4) -> u64x4 {
+        a >> bits
+    }
+}
+
+/// Per-lane shifts on 8 lanes: one instruction with AVX-512, two AVX2 halves otherwise.
+mod shift_x8 {
+    use wide::{u64x4, u64x8};
+
+    #[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
+    #[inline(always)]
+    pub fn shl(a: u64x8, bits: u64x8) -> u64x8 {
+        use std::arch::x86_64::{__m512i, _mm512_sllv_epi64};
+        let (a, bits): (__m512i, __m512i) = (bytemuck::cast(a), bytemuck::cast(bits));
+        // SAFETY: the cfg above guarantees the build targets CPUs with AVX-512F.
+        bytemuck::cast(unsafe { _mm512_sllv_epi64(a, bits) })
+    }
+
+    #[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
+    #[inline(always)]
+    pub fn shr(a: u64x8, bits: u64x8) -> u64x8 {
+        use std::arch::x86_64::{__m512i, _mm512_srlv_epi64};
+        let (a, bits): (__m512i, __m512i) = (bytemuck::cast(a), bytemuck::cast(bits));
+        // SAFETY: the cfg above guarantees the build targets CPUs with AVX-512F.
+        bytemuck::cast(unsafe { _mm512_srlv_epi64(a, bits) })
+    }
+
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "avx512f")))]
+    #[inline(always)]
+    pub fn shl(a: u64x8, bits: u64x8) -> u64x8 {
+        let [a0, a1]: [u64x4; 2] = bytemuck::cast(a);
+        let [b0, b1]: [u64x4; 2] = bytemuck::cast(bits);
+        bytemuck::cast([super::shift_x4::shl(a0, b0), super::shift_x4::shl(a1, b1)])
+    }
+
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "avx512f")))]
+    #[inline(always)]
+    pub fn shr(a: u64x8, bits: u64x8) -> u64x8 {
+        let [a0, a1]: [u64x4; 2] = bytemuck::cast(a);
+        let [b0, b1]: [u64x4; 2] = bytemuck::cast(bits);
+        bytemuck::cast([super::shift_x4::shr(a0, b0), super::shift_x4::shr(a1, b1)])
+    }
+}
 
 /// Signed 32 x 32 -> 64-bit lane products (`vpmuldq`); `wide`'s 64-bit multiply goes lane by
 /// lane through memory, which the eval's weighted sums cannot afford.
@@ -244,6 +366,87 @@ mod popcount {
         u64x4::new(v.to_array().map(|lane| lane.count_ones() as u64))
     }
 
+    /// `popcount(a) + 2 popcount(b) + 4 popcount(c)` with nibble tables: a table per
+    /// weight (counts times 1, 2 and 4), so the three per-byte counts add up (at most
+    /// 8 + 16 + 32 a byte) before the one `vpsadbw`. 21 instructions instead of 25.
+    #[cfg(all(
+        target_arch = "x86_64",
+        target_feature = "avx2",
+        not(all(target_feature = "avx512vpopcntdq", target_feature = "avx512vl"))
+    ))]
+    #[inline(always)]
+    pub fn weighted_x4(a: u64x4, b: u64x4, c: u64x4) -> u64x4 {
+        use std::arch::x86_64::*;
+        let (a, b, c): (__m256i, __m256i, __m256i) =
+            (bytemuck::cast(a), bytemuck::cast(b), bytemuck::cast(c));
+        // SAFETY: the cfg above guarantees the build targets CPUs with AVX2.
+        let sums = unsafe {
+            let table = |w: i8| {
+                _mm256_setr_epi8(
+                    0,
+                    w,
+                    w,
+                    2 * w,
+                    w,
+                    2 * w,
+                    2 * w,
+                    3 * w,
+                    w,
+                    2 * w,
+                    2 * w,
+                    3 * w,
+                    2 * w,
+                    3 * w,
+                    3 * w,
+                    4 * w,
+                    0,
+                    w,
+                    w,
+                    2 * w,
+                    w,
+                    2 * w,
+                    2 * w,
+                    3 * w,
+                    w,
+                    2 * w,
+                    2 * w,
+                    3 * w,
+                    2 * w,
+                    3 * w,
+                    3 * w,
+                    4 * w,
+                )
+            };
+            let low_nibbles = _mm256_set1_epi8(0x0f);
+            let counts = |v: __m256i, table: __m256i| {
+                let low = _mm256_and_si256(v, low_nibbles);
+                let high = _mm256_and_si256(_mm256_srli_epi16(v, 4), low_nibbles);
+                _mm256_add_epi8(
+                    _mm256_shuffle_epi8(table, low),
+                    _mm256_shuffle_epi8(table, high),
+                )
+            };
+            let bytes = _mm256_add_epi8(
+                _mm256_add_epi8(counts(a, table(1)), counts(b, table(2))),
+                counts(c, table(4)),
+            );
+            _mm256_sad_epu8(bytes, _mm256_setzero_si256())
+        };
+        bytemuck::cast(sums)
+    }
+
+    /// Three lane popcounts where the CPU counts lanes itself (or, without AVX2, one lane
+    /// at a time anyway).
+    #[cfg(not(all(
+        target_arch = "x86_64",
+        target_feature = "avx2",
+        not(all(target_feature = "avx512vpopcntdq", target_feature = "avx512vl"))
+    )))]
+    #[inline(always)]
+    pub fn weighted_x4(a: u64x4, b: u64x4, c: u64x4) -> u64x4 {
+        x4(a) + (x4(b) << 1) + (x4(c) << 2)
+    }
+
     #[cfg(all(target_arch = "x86_64", target_feature = "avx512vpopcntdq"))]
     #[inline(always)]
     pub fn x8(v: u64x8) -> u64x8 {
@@ -258,6 +461,23 @@ mod popcount {
     pub fn x8(v: u64x8) -> u64x8 {
         let [low, high]: [u64x4; 2] = bytemuck::cast(v);
         bytemuck::cast([x4(low), x4(high)])
+    }
+
+    /// The 8-lane weighted count: native lane popcounts with VPOPCNTDQ, else two halves.
+    #[cfg(all(target_arch = "x86_64", target_feature = "avx512vpopcntdq"))]
+    #[inline(always)]
+    pub fn weighted_x8(a: u64x8, b: u64x8, c: u64x8) -> u64x8 {
+        x8(a) + (x8(b) << 1) + (x8(c) << 2)
+    }
+
+    /// The 8-lane weighted count: native lane popcounts with VPOPCNTDQ, else two halves.
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "avx512vpopcntdq")))]
+    #[inline(always)]
+    pub fn weighted_x8(a: u64x8, b: u64x8, c: u64x8) -> u64x8 {
+        let [a0, a1]: [u64x4; 2] = bytemuck::cast(a);
+        let [b0, b1]: [u64x4; 2] = bytemuck::cast(b);
+        let [c0, c1]: [u64x4; 2] = bytemuck::cast(c);
+        bytemuck::cast([weighted_x4(a0, b0, c0), weighted_x4(a1, b1, c1)])
     }
 }
 
@@ -320,6 +540,25 @@ mod tests {
             .map(|(&v, &w)| v.wrapping_sub(w))
             .collect();
         assert_eq!(out, expected);
+        let (twos, fours) = (L::load(&values[1..]), L::load(&values[2..]));
+        lanes.popcount_weighted(twos, fours).store(&mut out);
+        let expected: Vec<u64> = (0..L::WIDTH)
+            .map(|i| {
+                (values[i].count_ones()
+                    + 2 * values[i + 1].count_ones()
+                    + 4 * values[i + 2].count_ones()) as u64
+            })
+            .collect();
+        assert_eq!(out, expected);
+        let counts = L::load(&[0, 63, 1, 8, 56, 7, 32, 9]);
+        let mut c = vec![0; L::WIDTH];
+        counts.store(&mut c);
+        lanes.shl_each(counts).store(&mut out);
+        let expected: Vec<u64> = (0..L::WIDTH).map(|i| values[i] << c[i]).collect();
+        assert_eq!(out, expected);
+        lanes.shr_each(counts).store(&mut out);
+        let expected: Vec<u64> = (0..L::WIDTH).map(|i| values[i] >> c[i]).collect();
+        assert_eq!(out, expected);
         lanes.shr(7).store(&mut out);
         assert_eq!(
             out,
@@ -341,6 +580,10 @@ mod tests {
             0x8080_8080_8080_8080,
             7,
             0xff00,
+            0xdead_beef_0000_ffff,
+            !0 >> 3,
+            0x5555,
+            1,
         ];
         check::<u64>(&values);
         check::<u64x4>(&values);

@@ -118,6 +118,50 @@ pub fn structure<L: Lanes>(color: Color, own: L, enemy: L) -> Structure<L> {
     }
 }
 
+/// [`structure`] of both colours at once, `[white, black]`, equal to
+/// `[structure(White, white, black), structure(Black, black, white)]`.
+///
+/// Computed together because most of the work is shared: each side's pawns are filled
+/// north and south once, and a pawn set's east-west neighbours `beside(p)` give its own
+/// phalanx (`p & beside`), supported (`p & forward(beside)`) and chain bases
+/// (`backward(beside)`), and, two ranks on, the enemy's backward test (the squares whose
+/// stop square it attacks). Shifts by whole ranks commute with east/west steps, which
+/// is what lets these be shared.
+#[inline(always)]
+pub fn structure_both<L: Lanes>(white: L, black: L) -> [Structure<L>; 2] {
+    let beside = |b: L| east(b) | west(b);
+    let (white_north, white_south) = (north_fill(white), south_fill(white));
+    let (black_north, black_south) = (north_fill(black), south_fill(black));
+    let (white_beside, black_beside) = (beside(white), beside(black));
+    // `beside(white_north)`: squares on a file next to a white pawn, level with it or
+    // ahead. White's "supportable" set (a white pawn there has a neighbour level or
+    // behind), and, one rank on, the adjacent-file part of the front span that decides
+    // whether a black pawn is passed. Likewise for Black.
+    let white_support = beside(white_north);
+    let black_support = beside(black_south);
+    let white_side = Structure {
+        doubled: white & south(white_south),
+        isolated: white & !(white_support | beside(white_south)),
+        passed: white & !south(black_south | black_support),
+        backward: white & black_beside.shr(16) & !white_support,
+        supported: white & north(white_beside),
+        phalanx: white & white_beside,
+        connected: white & (north(white_beside) | white_beside),
+        chain_base: white & south(white_beside) & !north(white_beside),
+    };
+    let black_side = Structure {
+        doubled: black & north(black_north),
+        isolated: black & !(black_support | beside(black_north)),
+        passed: black & !north(white_north | white_support),
+        backward: black & white_beside.shl(16) & !black_support,
+        supported: black & south(black_beside),
+        phalanx: black & black_beside,
+        connected: black & (south(black_beside) | black_beside),
+        chain_base: black & north(black_beside) & !south(black_beside),
+    };
+    [white_side, black_side]
+}
+
 /// Squares one step behind `b` from `color`'s side: the pawns whose stop square is in `b`.
 #[inline(always)]
 fn backward_of<L: Lanes>(color: Color, b: L) -> L {
@@ -173,5 +217,87 @@ pub fn passed_detail<L: Lanes>(
         free_path,
         own_rook_behind: passed & attacked_from_behind(own_rooks),
         enemy_rook_behind: passed & attacked_from_behind(enemy_rooks),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wide::{u64x4, u64x8};
+
+    fn xorshift(state: &mut u64) -> u64 {
+        *state ^= *state << 13;
+        *state ^= *state >> 7;
+        *state ^= *state << 17;
+        *state
+    }
+
+    /// Random pawn sets, sparse and dense, with the a- and h-files crowded in some, and
+    /// the full and empty boards.
+    fn pawn_pairs() -> Vec<(u64, u64)> {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut pairs = vec![(0, 0), (!0, 0), (0, !0), (FILES_AH, !FILES_AH)];
+        for i in 0..20_000 {
+            let mut a = xorshift(&mut state) & xorshift(&mut state);
+            let mut b = xorshift(&mut state) & xorshift(&mut state) & !a;
+            if i % 3 == 0 {
+                a &= FILES_AH | xorshift(&mut state);
+                b &= FILES_AH | xorshift(&mut state);
+            }
+            if i % 2 == 0 {
+                a &= xorshift(&mut state);
+                b &= xorshift(&mut state);
+            }
+            pairs.push((a, b));
+        }
+        pairs
+    }
+
+    const FILES_AH: u64 = 0x8181_8181_8181_8181;
+
+    /// One lane of every mask.
+    fn pick<L: Copy>(s: &Structure<L>, lane: impl Fn(L) -> u64) -> Structure<u64> {
+        Structure {
+            doubled: lane(s.doubled),
+            isolated: lane(s.isolated),
+            passed: lane(s.passed),
+            backward: lane(s.backward),
+            supported: lane(s.supported),
+            phalanx: lane(s.phalanx),
+            connected: lane(s.connected),
+            chain_base: lane(s.chain_base),
+        }
+    }
+
+    /// The shared two-colour kernel is the per-colour one, on 1, 4 and 8 lanes.
+    #[test]
+    fn structure_both_matches_structure_per_colour() {
+        let pairs = pawn_pairs();
+        for &(white, black) in &pairs {
+            assert_eq!(
+                structure_both(white, black),
+                [
+                    structure(Color::White, white, black),
+                    structure(Color::Black, black, white)
+                ],
+                "white {white:#x} black {black:#x}"
+            );
+        }
+        for chunk in pairs.chunks_exact(8) {
+            let white: [u64; 8] = std::array::from_fn(|i| chunk[i].0);
+            let black: [u64; 8] = std::array::from_fn(|i| chunk[i].1);
+            let lanes = structure_both(u64x8::new(white), u64x8::new(black));
+            let halves =
+                [0, 4].map(|h| structure_both(u64x4::load(&white[h..]), u64x4::load(&black[h..])));
+            for (i, &(w, b)) in chunk.iter().enumerate() {
+                let scalar = structure_both(w, b);
+                let lane = |s: &Structure<u64x8>| pick(s, |v| v.to_array()[i]);
+                let half = |s: &Structure<u64x4>| pick(s, |v| v.to_array()[i % 4]);
+                for colour in 0..2 {
+                    assert_eq!(lane(&lanes[colour]), scalar[colour]);
+                    assert_eq!(half(&halves[i / 4][colour]), scalar[colour]);
+                }
+            }
+        }
     }
 }
