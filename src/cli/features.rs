@@ -39,7 +39,7 @@ pub fn run(args: Args, global: Global) -> Result<()> {
     let path = if global.scalar {
         features::Path::Scalar
     } else {
-        features::Path::Simd8
+        features::Path::native()
     };
     let threads = args.threads.unwrap_or_else(rayon::current_num_threads);
     let pool = rayon::ThreadPoolBuilder::new()
