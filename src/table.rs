@@ -297,17 +297,26 @@ fn encode_npy<S: TableSource>(
     bytes: &mut [u8],
 ) {
     let record: usize = types.iter().map(|t| t.bytes()).sum();
-    for (row, out) in bytes.chunks_exact_mut(record).enumerate() {
-        let mut at = 0;
-        for (column, &kind) in types.iter().enumerate() {
-            let value = source.value(scratch, row, column);
-            match kind {
-                ColumnType::U64 => out[at..at + 8].copy_from_slice(&value.to_le_bytes()),
-                ColumnType::U16 => out[at..at + 2].copy_from_slice(&(value as u16).to_le_bytes()),
-                ColumnType::I32 => out[at..at + 4].copy_from_slice(&(value as u32).to_le_bytes()),
-            }
-            at += kind.bytes();
+    // Column by column: the type's match leaves the inner loop, and a column-major scratch
+    // (the masks) is read in order.
+    let mut at = 0;
+    for (column, &kind) in types.iter().enumerate() {
+        let fields = bytes.chunks_exact_mut(record).enumerate();
+        match kind {
+            ColumnType::U64 => fields.for_each(|(row, out)| {
+                let value = source.value(scratch, row, column);
+                out[at..at + 8].copy_from_slice(&value.to_le_bytes());
+            }),
+            ColumnType::U16 => fields.for_each(|(row, out)| {
+                let value = source.value(scratch, row, column) as u16;
+                out[at..at + 2].copy_from_slice(&value.to_le_bytes());
+            }),
+            ColumnType::I32 => fields.for_each(|(row, out)| {
+                let value = source.value(scratch, row, column) as u32;
+                out[at..at + 4].copy_from_slice(&value.to_le_bytes());
+            }),
         }
+        at += kind.bytes();
     }
 }
 
