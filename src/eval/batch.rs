@@ -9,6 +9,7 @@ use rayon::prelude::*;
 use wide::{u64x4, u64x8};
 
 use super::endgame::{self, Finished, PositionBoards};
+use super::lanes_finish::finish_lanes;
 use super::terms::{Boards, PerTerm, Sink, Term, Total, all_terms};
 use super::weights::Prepared;
 use crate::db::{Block, Database, DbError};
@@ -115,14 +116,47 @@ fn rows_scores_with<L: Lanes>(
     for row in rows.clone().step_by(L::WIDTH) {
         let mut total = Total::<L>::new();
         let at = row - rows.start;
-        lanes_finished(
-            prepared,
-            block,
-            row,
-            &mut total,
-            |t| (t.mg, t.eg),
-            |lane, finished| out[at + lane] = finished.score,
-        );
+        if L::WIDTH == 1 {
+            // One position: the scalar finish is the cheaper one.
+            lanes_finished(
+                prepared,
+                block,
+                row,
+                &mut total,
+                |t| (t.mg, t.eg),
+                |lane, finished| out[at + lane] = finished.score,
+            );
+            continue;
+        }
+        let boards = load_boards::<L>(block, row);
+        let meta = all_terms(prepared, &boards, &mut total);
+        let lanes = finish_lanes(total.mg, total.eg, meta.phase, meta.signature);
+        let mut values = [[0u64; 8]; 2];
+        lanes.score.store(&mut values[0]);
+        lanes.fallback.store(&mut values[1]);
+        let [scores, fallback] = values;
+        for (slot, score) in out[at..at + L::WIDTH].iter_mut().zip(scores) {
+            *slot = score as i32;
+        }
+        if fallback[..L::WIDTH].iter().all(|&f| f == 0) {
+            continue;
+        }
+        let mut values = [[0u64; 8]; 4];
+        total.mg.store(&mut values[0]);
+        total.eg.store(&mut values[1]);
+        meta.phase.store(&mut values[2]);
+        meta.signature.store(&mut values[3]);
+        let [mg, eg, phase, signature] = values;
+        for lane in (0..L::WIDTH).filter(|&lane| fallback[lane] != 0) {
+            out[at + lane] = endgame::finish(
+                mg[lane] as i32,
+                eg[lane] as i32,
+                phase[lane],
+                signature[lane],
+                || row_boards(block, row + lane),
+            )
+            .score;
+        }
     }
 }
 

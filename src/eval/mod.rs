@@ -7,6 +7,7 @@
 pub mod batch;
 pub mod endgame;
 mod kpk;
+mod lanes_finish;
 pub mod pawn_hash;
 pub mod pesto;
 pub mod terms;
