@@ -9,7 +9,8 @@ use rayon::prelude::*;
 use wide::{u64x4, u64x8};
 
 use super::endgame::{self, Finished, PositionBoards};
-use super::terms::{Boards, PerTerm, Sink, Term, Total, all_terms};
+use super::lanes_finish::finish_lanes;
+use super::terms::{Boards, PairLanes, PerTerm, Sink, Term, Total, all_terms};
 use super::weights::Prepared;
 use crate::db::{Block, Database, DbError};
 use crate::features::{Path, check_rows};
@@ -78,7 +79,7 @@ fn load_boards<L: Lanes>(block: &Block<'_>, row: usize) -> Boards<L> {
 
 /// Runs the terms on `L::WIDTH` rows from `row` into `sink`, and finishes each position.
 #[inline(always)]
-fn lanes_finished<L: Lanes, S: Sink<L>>(
+fn lanes_finished<L: PairLanes, S: Sink<L>>(
     prepared: &Prepared,
     block: &Block<'_>,
     row: usize,
@@ -107,7 +108,7 @@ fn lanes_finished<L: Lanes, S: Sink<L>>(
     }
 }
 
-fn rows_scores_with<L: Lanes>(
+fn rows_scores_with<L: PairLanes>(
     prepared: &Prepared,
     block: &Block<'_>,
     rows: Range<usize>,
@@ -116,14 +117,48 @@ fn rows_scores_with<L: Lanes>(
     for row in rows.clone().step_by(L::WIDTH) {
         let mut total = Total::<L>::new();
         let at = row - rows.start;
-        lanes_finished(
-            prepared,
-            block,
-            row,
-            &mut total,
-            |t| (t.mg, t.eg),
-            |lane, finished| out[at + lane] = finished.score,
-        );
+        if L::WIDTH == 1 {
+            // One position: the scalar finish is the cheaper one.
+            lanes_finished(
+                prepared,
+                block,
+                row,
+                &mut total,
+                |t| t.sums(),
+                |lane, finished| out[at + lane] = finished.score,
+            );
+            continue;
+        }
+        let boards = load_boards::<L>(block, row);
+        let meta = all_terms(prepared, &boards, &mut total);
+        let (mg, eg) = total.sums();
+        let lanes = finish_lanes(mg, eg, meta.phase, meta.signature);
+        let mut values = [[0u64; 8]; 2];
+        lanes.score.store(&mut values[0]);
+        lanes.fallback.store(&mut values[1]);
+        let [scores, fallback] = values;
+        for (slot, score) in out[at..at + L::WIDTH].iter_mut().zip(scores) {
+            *slot = score as i32;
+        }
+        if fallback[..L::WIDTH].iter().all(|&f| f == 0) {
+            continue;
+        }
+        let mut values = [[0u64; 8]; 4];
+        mg.store(&mut values[0]);
+        eg.store(&mut values[1]);
+        meta.phase.store(&mut values[2]);
+        meta.signature.store(&mut values[3]);
+        let [mg, eg, phase, signature] = values;
+        for lane in (0..L::WIDTH).filter(|&lane| fallback[lane] != 0) {
+            out[at + lane] = endgame::finish(
+                mg[lane] as i32,
+                eg[lane] as i32,
+                phase[lane],
+                signature[lane],
+                || row_boards(block, row + lane),
+            )
+            .score;
+        }
     }
 }
 
@@ -144,7 +179,7 @@ pub fn rows_scores(
     }
 }
 
-fn rows_breakdown_with<L: Lanes>(
+fn rows_breakdown_with<L: PairLanes>(
     prepared: &Prepared,
     block: &Block<'_>,
     rows: Range<usize>,
@@ -153,11 +188,7 @@ fn rows_breakdown_with<L: Lanes>(
     for row in rows.clone().step_by(L::WIDTH) {
         let mut terms = PerTerm::<L>::new();
         let at = row - rows.start;
-        let sum = |t: &PerTerm<L>| {
-            let mg = t.mg.iter().fold(L::splat(0), |s, v| s.add(*v));
-            let eg = t.eg.iter().fold(L::splat(0), |s, v| s.add(*v));
-            (mg, eg)
-        };
+        let sum = |t: &PerTerm<L>| t.total().sums();
         let mut finished = [None; 8];
         lanes_finished(prepared, block, row, &mut terms, sum, |lane, f| {
             finished[lane] = Some(f)
@@ -171,10 +202,11 @@ fn rows_breakdown_with<L: Lanes>(
             values[2] = f.scale;
             values[3] = rule_code(f.rule);
         }
-        for term in 0..Term::COUNT {
+        for (term, kind) in Term::ALL.into_iter().enumerate() {
             let mut mg = [0u64; 8];
-            terms.mg[term].store(&mut mg);
-            terms.eg[term].store(&mut lanes);
+            let (term_mg, term_eg) = terms.sums(kind);
+            term_mg.store(&mut mg);
+            term_eg.store(&mut lanes);
             for lane in 0..L::WIDTH {
                 let Some(f) = finished[lane] else { continue };
                 let (m, e) = (mg[lane] as i32, lanes[lane] as i32);

@@ -1,6 +1,6 @@
 //! The KPK bitbase: for every king-and-pawn-against-king position, whether the side with the
 //! pawn wins, computed by retrograde analysis the first time it is needed (~196k positions,
-//! a few milliseconds).
+//! a few tens of milliseconds).
 //!
 //! Positions are normalised so that White has the pawn, on files a-d. A position is a win
 //! when White can promote without losing the new queen at once, or force such a position;
@@ -63,7 +63,13 @@ fn king_moves(square: usize) -> impl Iterator<Item = usize> {
     })
 }
 
-/// Squares a White pawn on `pawn` attacks.
+/// Squares a White pawn on `pawn` (below the eighth rank) attacks, as a bitboard.
+fn pawn_attack_set(pawn: usize) -> u64 {
+    let ahead = 1u64 << (pawn + 8);
+    ((ahead << 1) & !0x0101_0101_0101_0101) | ((ahead >> 1) & !0x8080_8080_8080_8080)
+}
+
+/// Whether a White pawn on `pawn` attacks `target`.
 fn pawn_attacks(pawn: usize, target: usize) -> bool {
     target / 8 == pawn / 8 + 1 && (target % 8).abs_diff(pawn % 8) == 1
 }
@@ -91,10 +97,9 @@ fn classify_initial(white_to_move: bool, pawn: usize, wk: usize, bk: usize) -> V
         }
         Verdict::Unknown
     } else {
-        let legal: Vec<usize> = king_moves(bk)
-            .filter(|&to| distance(to, wk) > 1 && !pawn_attacks(pawn, to))
-            .collect();
-        if legal.is_empty() {
+        // Black's king moves: not next to White's king, not onto a square the pawn attacks.
+        let legal = KING_STEPS[bk] & !KING_STEPS[wk] & !pawn_attack_set(pawn);
+        if legal == 0 {
             // Stalemate, or mate by the pawn (impossible with a pawn below rank 8).
             return if pawn_attacks(pawn, bk) {
                 Verdict::Win
@@ -102,7 +107,7 @@ fn classify_initial(white_to_move: bool, pawn: usize, wk: usize, bk: usize) -> V
                 Verdict::Draw
             };
         }
-        if legal.contains(&pawn) {
+        if legal >> pawn & 1 == 1 {
             // The pawn is undefended (otherwise `pawn` would not be a legal square).
             return Verdict::Draw;
         }
@@ -112,36 +117,45 @@ fn classify_initial(white_to_move: bool, pawn: usize, wk: usize, bk: usize) -> V
 
 fn compute() -> Bitbase {
     let mut table = vec![Verdict::Invalid; SIZE];
-    let positions: Vec<(bool, usize, usize, usize)> = [true, false]
-        .into_iter()
-        .flat_map(|stm| {
-            (8..56).filter(|p| p % 8 < 4).flat_map(move |p| {
-                (0..64).flat_map(move |wk| (0..64).map(move |bk| (stm, p, wk, bk)))
-            })
-        })
-        .collect();
-    for &(stm, p, wk, bk) in &positions {
-        table[index(stm, p, wk, bk)] = classify_initial(stm, p, wk, bk);
-    }
-    loop {
-        let mut changed = false;
-        for &(stm, p, wk, bk) in &positions {
-            let at = index(stm, p, wk, bk);
-            if table[at] != Verdict::Unknown {
-                continue;
-            }
-            let verdict = if stm {
-                white_moves_verdict(&table, p, wk, bk)
-            } else {
-                black_moves_verdict(&table, p, wk, bk)
-            };
-            if verdict != Verdict::Unknown {
-                table[at] = verdict;
-                changed = true;
+    // Pawn squares from the seventh rank down: a position leads to positions with the same
+    // pawn (king moves) or a pawn further up (pushes), so each rank's positions are settled
+    // once the ranks above are, and iterating rank by rank (instead of the whole table
+    // until nothing changes) reaches the same table sooner. The wins are the same whatever
+    // the order: a win is forced or not.
+    let pawns: Vec<usize> = (8..56).rev().filter(|p| p % 8 < 4).collect();
+    let kings = || (0..64).flat_map(|wk| (0..64).map(move |bk| (wk, bk)));
+    for &p in &pawns {
+        for stm in [true, false] {
+            for (wk, bk) in kings() {
+                table[index(stm, p, wk, bk)] = classify_initial(stm, p, wk, bk);
             }
         }
-        if !changed {
-            break;
+    }
+    for rank in pawns.chunks(4) {
+        loop {
+            let mut changed = false;
+            for &p in rank {
+                for stm in [true, false] {
+                    for (wk, bk) in kings() {
+                        let at = index(stm, p, wk, bk);
+                        if table[at] != Verdict::Unknown {
+                            continue;
+                        }
+                        let verdict = if stm {
+                            white_moves_verdict(&table, p, wk, bk)
+                        } else {
+                            black_moves_verdict(&table, p, wk, bk)
+                        };
+                        if verdict != Verdict::Unknown {
+                            table[at] = verdict;
+                            changed = true;
+                        }
+                    }
+                }
+            }
+            if !changed {
+                break;
+            }
         }
     }
     let mut win = vec![0u64; SIZE.div_ceil(64)];

@@ -7,6 +7,7 @@
 pub mod batch;
 pub mod endgame;
 mod kpk;
+mod lanes_finish;
 pub mod pawn_hash;
 pub mod pesto;
 pub mod terms;
@@ -56,14 +57,8 @@ pub fn evaluate_with(prepared: &Prepared, position: &Position) -> i32 {
     let lanes = lane_boards(&boards);
     let mut total = Total::<u64>::new();
     let meta = all_terms(prepared, &lanes, &mut total);
-    endgame::finish(
-        total.mg as i32,
-        total.eg as i32,
-        meta.phase,
-        meta.signature,
-        || boards,
-    )
-    .score
+    let (mg, eg) = total.sums();
+    endgame::finish(mg as i32, eg as i32, meta.phase, meta.signature, || boards).score
 }
 
 /// Every term of one position: what `eval --fen` prints.
@@ -98,8 +93,8 @@ pub fn breakdown(prepared: &Prepared, position: &Position) -> Breakdown {
     let lanes = lane_boards(&boards);
     let mut terms = PerTerm::<u64>::new();
     let meta = all_terms(prepared, &lanes, &mut terms);
-    let mg = terms.mg.map(|v| v as i32);
-    let eg = terms.eg.map(|v| v as i32);
+    let mg = Term::ALL.map(|term| terms.sums(term).0 as i32);
+    let eg = Term::ALL.map(|term| terms.sums(term).1 as i32);
     let (total_mg, total_eg) = (mg.iter().sum(), eg.iter().sum());
     Breakdown {
         mg,
@@ -157,25 +152,17 @@ impl Evaluator {
                 lanes.pieces[0] & lanes.colors[1],
                 &mut total,
             );
+            let (mg, eg) = total.sums();
             PawnEval {
-                mg: total.mg as i32,
-                eg: total.eg as i32,
+                mg: mg as i32,
+                eg: eg as i32,
                 passed,
             }
         });
-        let mut total = Total::<u64> {
-            mg: pawns.mg as i64 as u64,
-            eg: pawns.eg as i64 as u64,
-        };
+        let mut total = Total::<u64>::from_sums(pawns.mg as i64 as u64, pawns.eg as i64 as u64);
         let meta = piece_terms(prepared, &lanes, pawns.passed, &mut total);
-        endgame::finish(
-            total.mg as i32,
-            total.eg as i32,
-            meta.phase,
-            meta.signature,
-            || boards,
-        )
-        .score
+        let (mg, eg) = total.sums();
+        endgame::finish(mg as i32, eg as i32, meta.phase, meta.signature, || boards).score
     }
 }
 

@@ -194,6 +194,44 @@ pub enum WeightsError {
 
 const FILE_KINDS: [&str; 2] = ["half_open", "open"];
 
+/// The largest |count| (White's minus Black's) the weight `name` (as the weights file names
+/// it) is multiplied by, in any position whose pieces lie on distinct squares: counts of
+/// squares or pieces are at most 64, of a rank's squares 8; a table entry is used at most
+/// once per colour, with opposite signs; king distances are at most 7 a square; the bad
+/// bishop count is bishops times pawns, at most 32 x 32; the rest are flags or small
+/// distances.
+pub fn max_count(name: &str) -> i64 {
+    match name.split('.').next().unwrap_or(name) {
+        "psqt" | "bishop_pair" | "tempo" | "king_attackers" | "king_file" => 1,
+        "king_centre_distance" => 3,
+        "passed" | "connected" | "passed_blocked" | "rook_seventh" => 8,
+        "passed_own_king_distance" | "passed_enemy_king_distance" | "king_pawn_distance" => 7 * 64,
+        "bad_bishop" => 32 * 32,
+        _ => 64,
+    }
+}
+
+/// `taper` computes `eg * (24 - phase) * scale` (at most 24 x 64 = 1536 times |eg|) and
+/// `mg * phase + eg * (24 - phase) * scale / 64` (at most 24 times |mg| + |eg|) in i32.
+const TAPER_MG_FACTOR: i64 = 24;
+const TAPER_EG_FACTOR: i64 = 24 * 64;
+
+/// Bounds on a position's total mg and eg over the terms (see [`Weights::sum_bounds`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SumBounds {
+    pub mg: i64,
+    pub eg: i64,
+}
+
+impl SumBounds {
+    /// Whether no sum of the evaluation, the taper's included, can overflow i32 (and so the
+    /// batch lanes, which keep the low 32 bits, agree with plain integers).
+    pub fn fit_i32(&self) -> bool {
+        let max = i32::MAX as i64;
+        TAPER_EG_FACTOR * self.eg <= max && TAPER_MG_FACTOR * (self.mg + self.eg) <= max
+    }
+}
+
 const RANK_NAMES: [&str; 8] = [
     "rank1", "rank2", "rank3", "rank4", "rank5", "rank6", "rank7", "rank8",
 ];
@@ -347,9 +385,12 @@ impl Weights {
             }
         }
         let mut weights = Weights::default();
+        // Each weight read from the file, with its line: the one to blame for a bound.
+        let mut given = Vec::new();
         weights.visit_mut(|name, weight| {
-            if let Some((_, _, value)) = values.remove(name) {
+            if let Some((line, text, value)) = values.remove(name) {
                 *weight = value;
+                given.push((name.to_string(), line, text));
             }
         });
         if let Some((name, (line, text, _))) = values.into_iter().min_by_key(|(_, v)| v.0) {
@@ -360,7 +401,51 @@ impl Weights {
                 reason: format!("unknown weight `{name}`"),
             });
         }
+        let bounds = weights.sum_bounds();
+        if !bounds.fit_i32() {
+            // Blame the file's weight that adds the most to the overflowing taper.
+            let mut contributions = std::collections::HashMap::new();
+            weights.clone().visit_mut(|name, weight| {
+                let count = max_count(name);
+                let cost = TAPER_MG_FACTOR * count * weight.mg.unsigned_abs() as i64
+                    + TAPER_EG_FACTOR * count * weight.eg.unsigned_abs() as i64;
+                contributions.insert(name.to_string(), (count, *weight, cost));
+            });
+            let (name, line, text) = given
+                .into_iter()
+                .max_by_key(|(name, _, _)| contributions[name].2)
+                .expect("the defaults fit, so the file changed some weight");
+            let (count, weight, _) = contributions[&name];
+            return Err(WeightsError::Line {
+                path: path.to_path_buf(),
+                line,
+                text: text.to_string(),
+                reason: format!(
+                    "weight `{name}` ({} {}) times its largest count ({count}) lets a sum \
+                     overflow i32: with every weight at its largest count |mg| reaches {} and \
+                     |eg| {}, and the taper needs 24 x (|mg| + |eg|) and 1536 x |eg| within \
+                     {}",
+                    weight.mg,
+                    weight.eg,
+                    bounds.mg,
+                    bounds.eg,
+                    i32::MAX
+                ),
+            });
+        }
         Ok(weights)
+    }
+
+    /// The largest |mg| and |eg| totals any position can reach: each weight's magnitude
+    /// times the largest count it multiplies ([`max_count`]), summed.
+    pub fn sum_bounds(&self) -> SumBounds {
+        let mut bounds = SumBounds { mg: 0, eg: 0 };
+        self.clone().visit_mut(|name, weight| {
+            let count = max_count(name);
+            bounds.mg += count * weight.mg.unsigned_abs() as i64;
+            bounds.eg += count * weight.eg.unsigned_abs() as i64;
+        });
+        bounds
     }
 
     /// Reads a weights file.
@@ -512,6 +597,18 @@ mod tests {
         w(-weight.mg, -weight.eg)
     }
 
+    /// The defaults leave a wide margin: tuned weights several times larger still load.
+    #[test]
+    fn default_sums_fit_i32_with_margin() {
+        let bounds = Weights::default().sum_bounds();
+        assert!(bounds.fit_i32(), "{bounds:?}");
+        let doubled = SumBounds {
+            mg: 4 * bounds.mg,
+            eg: 4 * bounds.eg,
+        };
+        assert!(doubled.fit_i32(), "{bounds:?}");
+    }
+
     #[test]
     fn text_form_round_trips_and_rejects_bad_lines() {
         let mut weights = Weights::default();
@@ -538,6 +635,18 @@ mod tests {
             "{error}"
         );
         assert!(Weights::from_text("tempo 1\n", path).is_err());
+        // Each within ±100000, but a queen's worth of 90000 times 64 queens overflows.
+        let error = Weights::from_text("tempo 1 2\nmaterial.queen 90000 90000\n", path)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("w.txt:2")
+                && error.contains("material.queen")
+                && error.contains("overflow"),
+            "{error}"
+        );
+        // A large value on a flag is fine.
+        assert!(Weights::from_text("tempo 100000 100000\n", path).is_ok());
         assert!(Weights::from_text("tempo 1 2\ntempo 3 4\n", path).is_err());
     }
 }

@@ -2,12 +2,13 @@
 //! and storm) in the middlegame; centralisation and the distance to the pawns in the
 //! endgame.
 
+use pawnstorm_kernels::Color;
 use pawnstorm_kernels::geometry::{
     distance_planes, distance_sum, east, file_fill, forward, king_reach, west,
 };
 use pawnstorm_kernels::setwise::{bishop_attacks, knight_attacks, rook_attacks};
-use pawnstorm_kernels::{Color, Lanes};
 
+use super::PairLanes;
 use super::{
     BISHOP, KING, KNIGHT, PAWN, QUEEN, ROOK, Sets, Sink, Term, any, difference, differences,
 };
@@ -29,7 +30,7 @@ pub(super) struct Geometry<L> {
     pub distances: [[L; 3]; 2],
 }
 
-impl<L: Lanes> Geometry<L> {
+impl<L: PairLanes> Geometry<L> {
     #[inline(always)]
     pub fn new(sets: &Sets<L>) -> Geometry<L> {
         let kings = sets.pieces[KING];
@@ -41,7 +42,7 @@ impl<L: Lanes> Geometry<L> {
 
 /// King centralisation and the kings' distance to every pawn.
 #[inline(always)]
-pub(super) fn endgame_king<L: Lanes, S: Sink<L>>(
+pub(super) fn endgame_king<L: PairLanes, S: Sink<L>>(
     w: &Weights,
     sets: &Sets<L>,
     kings: &Geometry<L>,
@@ -74,7 +75,11 @@ pub(super) fn endgame_king<L: Lanes, S: Sink<L>>(
 /// Own pawns one and two ranks in front of the king, enemy pawns two and three ranks in
 /// front (its file and the adjacent ones).
 #[inline(always)]
-pub(super) fn shelter_and_storm<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
+pub(super) fn shelter_and_storm<L: PairLanes, S: Sink<L>>(
+    w: &Weights,
+    sets: &Sets<L>,
+    sink: &mut S,
+) {
     let counts = |color: Color| {
         let side = color.index();
         let king = sets.pieces[KING][side];
@@ -105,7 +110,7 @@ pub(super) fn shelter_and_storm<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L
 /// The attacker side's pieces against the enemy king: zone attacks by kind, the number of
 /// kinds attacking, safe checks; and each king's file.
 #[inline(always)]
-pub(super) fn king_safety<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
+pub(super) fn king_safety<L: PairLanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
     let white = attack_on_king(sets, Color::White);
     let black = attack_on_king(sets, Color::Black);
     let per_kind = |counts: fn(&KingAttack<L>) -> &[L; 4], weights: &[Weight; 4]| {
@@ -174,7 +179,7 @@ struct KingAttack<L> {
 /// neighbours and the rank beyond those toward the attacker; a safe check square is one the
 /// kind attacks and could check from, holding no own piece, attacked by no enemy piece.
 #[inline(always)]
-fn attack_on_king<L: Lanes>(sets: &Sets<L>, color: Color) -> KingAttack<L> {
+fn attack_on_king<L: PairLanes>(sets: &Sets<L>, color: Color) -> KingAttack<L> {
     let side = color.index();
     let attacks = &sets.attacks[side];
     let king = sets.pieces[KING][1 - side];

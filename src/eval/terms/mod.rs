@@ -9,17 +9,19 @@
 //! several of them read (each side's pieces and attacks) are computed once, in [`Sets`].
 
 mod king;
+mod pair;
 mod passers;
 mod pawns;
 mod pieces;
 mod threats;
 
+use pawnstorm_kernels::Color;
 use pawnstorm_kernels::geometry::pawn_attacks;
 use pawnstorm_kernels::setwise::{bishop_attacks, king_attacks, knight_attacks, rook_attacks};
-use pawnstorm_kernels::{Color, Lanes};
 
 use super::weights::{Prepared, RankTable, Weight};
 
+pub use pair::PairLanes;
 pub use pawns::pawn_terms;
 
 /// The terms, in breakdown order.
@@ -162,68 +164,89 @@ impl Term {
 
 /// Where term values go: summed (evaluation) or kept apart (breakdowns). Values are White's
 /// point of view, two's complement in each 64-bit lane.
-pub trait Sink<L> {
-    fn add(&mut self, term: Term, mg: L, eg: L);
+pub trait Sink<L: PairLanes> {
+    fn add(&mut self, term: Term, value: L::Pair);
 }
 
 /// Sums every term: what scoring uses.
 #[derive(Clone, Copy, Debug)]
-pub struct Total<L> {
-    pub mg: L,
-    pub eg: L,
+pub struct Total<L: PairLanes> {
+    pub pair: L::Pair,
 }
 
-impl<L: Lanes> Total<L> {
+impl<L: PairLanes> Total<L> {
     pub fn new() -> Total<L> {
         Total {
-            mg: L::splat(0),
-            eg: L::splat(0),
+            pair: L::pair_zero(),
         }
+    }
+
+    /// A total starting from `mg` and `eg` (their low 32 bits).
+    pub fn from_sums(mg: L, eg: L) -> Total<L> {
+        Total {
+            pair: L::pair(mg, eg),
+        }
+    }
+
+    /// The sums (mg, eg): their low 32 bits are the values.
+    pub fn sums(&self) -> (L, L) {
+        L::unpair(self.pair)
     }
 }
 
-impl<L: Lanes> Default for Total<L> {
+impl<L: PairLanes> Default for Total<L> {
     fn default() -> Total<L> {
         Total::new()
     }
 }
 
-impl<L: Lanes> Sink<L> for Total<L> {
+impl<L: PairLanes> Sink<L> for Total<L> {
     #[inline(always)]
-    fn add(&mut self, _: Term, mg: L, eg: L) {
-        self.mg = self.mg.add(mg);
-        self.eg = self.eg.add(eg);
+    fn add(&mut self, _: Term, value: L::Pair) {
+        self.pair = L::pair_add(self.pair, value);
     }
 }
 
 /// Keeps each term apart.
 #[derive(Clone, Copy, Debug)]
-pub struct PerTerm<L> {
-    pub mg: [L; Term::COUNT],
-    pub eg: [L; Term::COUNT],
+pub struct PerTerm<L: PairLanes> {
+    pub pairs: [L::Pair; Term::COUNT],
 }
 
-impl<L: Lanes> PerTerm<L> {
+impl<L: PairLanes> PerTerm<L> {
     pub fn new() -> PerTerm<L> {
         PerTerm {
-            mg: [L::splat(0); Term::COUNT],
-            eg: [L::splat(0); Term::COUNT],
+            pairs: [L::pair_zero(); Term::COUNT],
+        }
+    }
+
+    /// Term `term`'s (mg, eg): their low 32 bits are the values.
+    pub fn sums(&self, term: Term) -> (L, L) {
+        L::unpair(self.pairs[term as usize])
+    }
+
+    /// Every term together.
+    pub fn total(&self) -> Total<L> {
+        Total {
+            pair: self
+                .pairs
+                .iter()
+                .fold(L::pair_zero(), |sum, pair| L::pair_add(sum, *pair)),
         }
     }
 }
 
-impl<L: Lanes> Default for PerTerm<L> {
+impl<L: PairLanes> Default for PerTerm<L> {
     fn default() -> PerTerm<L> {
         PerTerm::new()
     }
 }
 
-impl<L: Lanes> Sink<L> for PerTerm<L> {
+impl<L: PairLanes> Sink<L> for PerTerm<L> {
     #[inline(always)]
-    fn add(&mut self, term: Term, mg: L, eg: L) {
+    fn add(&mut self, term: Term, value: L::Pair) {
         let i = term as usize;
-        self.mg[i] = self.mg[i].add(mg);
-        self.eg[i] = self.eg[i].add(eg);
+        self.pairs[i] = L::pair_add(self.pairs[i], value);
     }
 }
 
@@ -283,7 +306,7 @@ pub(crate) struct Sets<L> {
     pub black_to_move: L,
 }
 
-impl<L: Lanes> Sets<L> {
+impl<L: PairLanes> Sets<L> {
     #[inline(always)]
     fn new(boards: &Boards<L>) -> Sets<L> {
         let colors = boards.colors;
@@ -320,7 +343,7 @@ impl<L: Lanes> Sets<L> {
 /// `color`'s attacks. Here and in every term function: a function rather than a closure
 /// passed to `array::map`, which LLVM leaves out of line (a third of the time went there).
 #[inline(always)]
-fn side_attacks<L: Lanes>(color: Color, pieces: &[[L; 2]; 6], empty: L) -> Attacks<L> {
+fn side_attacks<L: PairLanes>(color: Color, pieces: &[[L; 2]; 6], empty: L) -> Attacks<L> {
     let side = color.index();
     let piece = |kind: usize| pieces[kind][side];
     let by_kind = [
@@ -336,40 +359,40 @@ fn side_attacks<L: Lanes>(color: Color, pieces: &[[L; 2]; 6], empty: L) -> Attac
 }
 
 #[inline(always)]
-fn times<L: Lanes>(count: L, weight: Weight) -> (L, L) {
-    (
-        count.mul_i32(L::splat(weight.mg as i64 as u64)),
-        count.mul_i32(L::splat(weight.eg as i64 as u64)),
-    )
+fn times<L: PairLanes>(count: L, weight: Weight) -> L::Pair {
+    L::weigh(count, weight)
 }
 
 /// (White count - Black count) x weight.
 #[inline(always)]
-fn difference<L: Lanes, S: Sink<L>>(sink: &mut S, term: Term, white: L, black: L, weight: Weight) {
-    let (mg, eg) = times(white.sub(black), weight);
-    sink.add(term, mg, eg);
+fn difference<L: PairLanes, S: Sink<L>>(
+    sink: &mut S,
+    term: Term,
+    white: L,
+    black: L,
+    weight: Weight,
+) {
+    sink.add(term, times(white.sub(black), weight));
 }
 
 /// A term made of several weighted White-minus-Black counts: `(white, black, weight)` each.
 #[inline(always)]
-fn differences<L: Lanes, S: Sink<L>, const N: usize>(
+fn differences<L: PairLanes, S: Sink<L>, const N: usize>(
     sink: &mut S,
     term: Term,
     parts: [(L, L, Weight); N],
 ) {
-    let (mut mg, mut eg) = (L::splat(0), L::splat(0));
+    let mut sum = L::pair_zero();
     for (white, black, weight) in parts {
-        let (m, e) = times(white.sub(black), weight);
-        mg = mg.add(m);
-        eg = eg.add(e);
+        sum = L::pair_add(sum, times(white.sub(black), weight));
     }
-    sink.add(term, mg, eg);
+    sink.add(term, sum);
 }
 
 /// Each byte (rank) of `b` replaced by its number of squares: every rank's count at once,
 /// with shifts and adds (on AVX2 one vector popcount costs as much as all eight).
 #[inline(always)]
-fn rank_counts<L: Lanes>(b: L) -> L {
+fn rank_counts<L: PairLanes>(b: L) -> L {
     let b = b.sub(b.shr(1) & L::splat(0x5555_5555_5555_5555));
     let pairs = L::splat(0x3333_3333_3333_3333);
     let b = (b & pairs).add(b.shr(2) & pairs);
@@ -379,7 +402,7 @@ fn rank_counts<L: Lanes>(b: L) -> L {
 /// A White-minus-Black rank table over pawn sets, from the per-rank counts of
 /// [`rank_counts`], shared by both phases.
 #[inline(always)]
-fn rank_table<L: Lanes, S: Sink<L>>(
+fn rank_table<L: PairLanes, S: Sink<L>>(
     sink: &mut S,
     term: Term,
     ranks: &RankTable,
@@ -387,23 +410,21 @@ fn rank_table<L: Lanes, S: Sink<L>>(
     black: L,
 ) {
     let (white, black) = (rank_counts(white), rank_counts(black));
-    let (mut mg, mut eg) = (L::splat(0), L::splat(0));
+    let mut sum = L::pair_zero();
     // Pawn sets hold no pawn on the first or last rank.
     for (relative_rank, weight) in ranks.iter().enumerate().take(7).skip(1) {
         let white_count = white.shr(8 * relative_rank as u32) & L::splat(0xff);
         let black_count = black.shr(8 * (7 - relative_rank) as u32) & L::splat(0xff);
-        let (m, e) = times(white_count.sub(black_count), *weight);
-        mg = mg.add(m);
-        eg = eg.add(e);
+        sum = L::pair_add(sum, times(white_count.sub(black_count), *weight));
     }
-    sink.add(term, mg, eg);
+    sink.add(term, sum);
 }
 
 /// Popcount of `white` minus popcount of `black` for sets confined to disjoint squares
 /// `white_area` and `black_area`: one popcount, as Black's count is the area's size less
 /// the count of its complement in the area.
 #[inline(always)]
-fn confined_difference<L: Lanes>(white: L, black: L, black_area: u64) -> L {
+fn confined_difference<L: PairLanes>(white: L, black: L, black_area: u64) -> L {
     (white | (L::splat(black_area) & !black))
         .popcount()
         .sub(L::splat(black_area.count_ones() as u64))
@@ -411,13 +432,13 @@ fn confined_difference<L: Lanes>(white: L, black: L, black_area: u64) -> L {
 
 /// 1 in lanes where `b` is not empty, 0 elsewhere.
 #[inline(always)]
-fn any<L: Lanes>(b: L) -> L {
+fn any<L: PairLanes>(b: L) -> L {
     !b.zero_mask() & L::splat(1)
 }
 
 /// Every term of `boards` into `sink`: the pawn terms, then the rest.
 #[inline(always)]
-pub fn all_terms<L: Lanes, S: Sink<L>>(
+pub fn all_terms<L: PairLanes, S: Sink<L>>(
     prepared: &Prepared,
     boards: &Boards<L>,
     sink: &mut S,
@@ -434,7 +455,7 @@ pub fn all_terms<L: Lanes, S: Sink<L>>(
 
 /// Every other term, given the passed pawns from [`pawn_terms`] (or the pawn hash table).
 #[inline(always)]
-pub fn piece_terms<L: Lanes, S: Sink<L>>(
+pub fn piece_terms<L: PairLanes, S: Sink<L>>(
     prepared: &Prepared,
     boards: &Boards<L>,
     passed: [L; 2],

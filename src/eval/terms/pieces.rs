@@ -1,9 +1,10 @@
 //! Material, piece-square tables, mobility and the placement of pieces; the game phase and
 //! the material signature the final scoring needs.
 
+use pawnstorm_kernels::Color;
 use pawnstorm_kernels::geometry::{attack_span, backward, file_fill};
-use pawnstorm_kernels::{Color, Lanes};
 
+use super::PairLanes;
 use super::{
     BISHOP, KNIGHT, LIGHT_SQUARES, Meta, PAWN, QUEEN, ROOK, SIGNATURE_BITS, Sets, Sink, Term, any,
     confined_difference, difference, differences, times,
@@ -12,7 +13,7 @@ use crate::eval::weights::{Planes, Prepared, Weights};
 
 /// `counts[kind][side]`: each side's pawns, knights, bishops, rooks and queens.
 #[inline(always)]
-pub(super) fn counts<L: Lanes>(sets: &Sets<L>) -> [[L; 2]; 5] {
+pub(super) fn counts<L: PairLanes>(sets: &Sets<L>) -> [[L; 2]; 5] {
     let mut counts = [[L::splat(0); 2]; 5];
     for (count, [white, black]) in counts.iter_mut().zip(&sets.pieces) {
         *count = [white.popcount(), black.popcount()];
@@ -21,18 +22,16 @@ pub(super) fn counts<L: Lanes>(sets: &Sets<L>) -> [[L; 2]; 5] {
 }
 
 #[inline(always)]
-pub(super) fn material<L: Lanes, S: Sink<L>>(w: &Weights, counts: &[[L; 2]; 5], sink: &mut S) {
-    let (mut mg, mut eg) = (L::splat(0), L::splat(0));
+pub(super) fn material<L: PairLanes, S: Sink<L>>(w: &Weights, counts: &[[L; 2]; 5], sink: &mut S) {
+    let mut sum = L::pair_zero();
     for (count, weight) in counts.iter().zip(&w.material) {
-        let (m, e) = times(count[0].sub(count[1]), *weight);
-        mg = mg.add(m);
-        eg = eg.add(e);
+        sum = L::pair_add(sum, times(count[0].sub(count[1]), *weight));
     }
-    sink.add(Term::Material, mg, eg);
+    sink.add(Term::Material, sum);
 }
 
 #[inline(always)]
-pub(super) fn psqt<L: Lanes, S: Sink<L>>(prepared: &Prepared, sets: &Sets<L>, sink: &mut S) {
+pub(super) fn psqt<L: PairLanes, S: Sink<L>>(prepared: &Prepared, sets: &Sets<L>, sink: &mut S) {
     // Planes are laid out White's pawns, Black's pawns, White's knights, ...
     let mut pieces = [L::splat(0); 12];
     for (i, set) in pieces.iter_mut().enumerate() {
@@ -41,15 +40,17 @@ pub(super) fn psqt<L: Lanes, S: Sink<L>>(prepared: &Prepared, sets: &Sets<L>, si
     let count = sets.occupied.popcount();
     sink.add(
         Term::Psqt,
-        plane_sum(&prepared.psqt.mg, &pieces, count),
-        plane_sum(&prepared.psqt.eg, &pieces, count),
+        L::pair(
+            plane_sum(&prepared.psqt.mg, &pieces, count),
+            plane_sum(&prepared.psqt.eg, &pieces, count),
+        ),
     );
 }
 
 /// The sum of the planes' tables over the disjoint `sets`; `count` is the number of pieces
 /// in all of them.
 #[inline(always)]
-fn plane_sum<L: Lanes, const N: usize>(planes: &Planes, sets: &[L; N], count: L) -> L {
+fn plane_sum<L: PairLanes, const N: usize>(planes: &Planes, sets: &[L; N], count: L) -> L {
     let mut sum = count.mul_i32(L::splat(planes.offset as i64 as u64));
     for j in 0..planes.bits {
         let mut hits = L::splat(0);
@@ -63,22 +64,20 @@ fn plane_sum<L: Lanes, const N: usize>(planes: &Planes, sets: &[L; N], count: L)
 
 /// Squares attacked set-wise by each kind, outside own pieces and the enemy pawns' attacks.
 #[inline(always)]
-pub(super) fn mobility<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
+pub(super) fn mobility<L: PairLanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
     let area = |side: usize| !sets.colors[side] & !sets.attacks[1 - side].by_kind[PAWN];
     let area = [area(0), area(1)];
-    let (mut mg, mut eg) = (L::splat(0), L::splat(0));
+    let mut sum = L::pair_zero();
     for (i, weight) in w.mobility.iter().enumerate() {
         let kind = KNIGHT + i;
         let count = |side: usize| (sets.attacks[side].by_kind[kind] & area[side]).popcount();
-        let (m, e) = times(count(0).sub(count(1)), *weight);
-        mg = mg.add(m);
-        eg = eg.add(e);
+        sum = L::pair_add(sum, times(count(0).sub(count(1)), *weight));
     }
-    sink.add(Term::Mobility, mg, eg);
+    sink.add(Term::Mobility, sum);
 }
 
 #[inline(always)]
-pub(super) fn bishop_pair<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
+pub(super) fn bishop_pair<L: PairLanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
     let pair = |b: L| any(b & b.sub(L::splat(1)));
     let [white, black] = sets.pieces[BISHOP];
     difference(
@@ -91,14 +90,14 @@ pub(super) fn bishop_pair<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sin
 }
 
 #[inline(always)]
-pub(super) fn tempo<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
+pub(super) fn tempo<L: PairLanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
     let black = sets.black_to_move & L::splat(1);
     difference(sink, Term::Tempo, black ^ L::splat(1), black, w.tempo);
 }
 
 /// The game phase (not yet capped) and the material signature.
 #[inline(always)]
-pub(super) fn meta<L: Lanes>(counts: &[[L; 2]; 5], light_bishops: [L; 2]) -> Meta<L> {
+pub(super) fn meta<L: PairLanes>(counts: &[[L; 2]; 5], light_bishops: [L; 2]) -> Meta<L> {
     let both = |kind: usize| counts[kind][0].add(counts[kind][1]);
     let phase = both(KNIGHT)
         .add(both(BISHOP))
@@ -122,7 +121,7 @@ pub(super) fn meta<L: Lanes>(counts: &[[L; 2]; 5], light_bishops: [L; 2]) -> Met
 /// Rooks and queens on half-open files (no own pawn, an enemy pawn) and open files (no
 /// pawn at all).
 #[inline(always)]
-pub(super) fn files<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
+pub(super) fn files<L: PairLanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
     let pawn_files = [
         file_fill(sets.pieces[PAWN][0]),
         file_fill(sets.pieces[PAWN][1]),
@@ -154,7 +153,7 @@ pub(super) fn files<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mu
 
 /// Rooks on the side's seventh rank.
 #[inline(always)]
-pub(super) fn rook_seventh<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
+pub(super) fn rook_seventh<L: PairLanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
     let [white, black] = sets.pieces[ROOK];
     let (white_seventh, black_seventh) = (0xff << 48, 0xff << 8);
     let count = confined_difference(
@@ -162,14 +161,13 @@ pub(super) fn rook_seventh<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, si
         black & L::splat(black_seventh),
         black_seventh,
     );
-    let (mg, eg) = times(count, w.rook_seventh);
-    sink.add(Term::RookSeventh, mg, eg);
+    sink.add(Term::RookSeventh, times(count, w.rook_seventh));
 }
 
 /// Knights and bishops on the side's ranks 4 to 6, defended by an own pawn, on a square no
 /// enemy pawn can ever attack (outside the enemy pawns' attack span).
 #[inline(always)]
-pub(super) fn outposts<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
+pub(super) fn outposts<L: PairLanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
     let squares = |color: Color| {
         let side = color.index();
         let ranks = match color {
@@ -194,7 +192,7 @@ pub(super) fn outposts<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: 
 
 /// For each bishop, the own pawns on squares of its colour.
 #[inline(always)]
-pub(super) fn bad_bishops<L: Lanes, S: Sink<L>>(
+pub(super) fn bad_bishops<L: PairLanes, S: Sink<L>>(
     w: &Weights,
     sets: &Sets<L>,
     counts: &[[L; 2]; 5],
@@ -219,7 +217,7 @@ const SPACE_AREA: [u64; 2] = [0x3c3c_3c00, 0x003c_3c3c_0000_0000];
 /// once more when they are at most three squares behind an own pawn on its file and not
 /// attacked by any enemy piece.
 #[inline(always)]
-pub(super) fn space<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
+pub(super) fn space<L: PairLanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
     // Both sides' sets lie in their own areas: White's and Black's counts share popcounts.
     let sets_of = |color: Color| {
         let side = color.index();
@@ -235,6 +233,5 @@ pub(super) fn space<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mu
     let count = confined_difference(white_safe, black_safe, SPACE_AREA[1]).add(
         confined_difference(white_behind, black_behind, SPACE_AREA[1]),
     );
-    let (mg, eg) = times(count, w.space);
-    sink.add(Term::Space, mg, eg);
+    sink.add(Term::Space, times(count, w.space));
 }
