@@ -85,18 +85,36 @@ fn lanes_finished<L: PairLanes, S: Sink<L>>(
     row: usize,
     sink: &mut S,
     total: impl Fn(&S) -> (L, L),
-    mut each: impl FnMut(usize, Finished),
+    each: impl FnMut(usize, Finished),
 ) {
     let boards = load_boards::<L>(block, row);
     let meta = all_terms(prepared, &boards, sink);
     let (mg, eg) = total(sink);
+    finish_each(
+        block,
+        row,
+        [mg, eg, meta.phase, meta.signature],
+        |_| true,
+        each,
+    );
+}
+
+/// The scalar [`endgame::finish`] of the lanes `wanted` picks, given each lane's
+/// `[mg, eg, phase, signature]`.
+#[inline(always)]
+fn finish_each<L: Lanes>(
+    block: &Block<'_>,
+    row: usize,
+    lanes: [L; 4],
+    wanted: impl Fn(usize) -> bool,
+    mut each: impl FnMut(usize, Finished),
+) {
     let mut values = [[0u64; 8]; 4];
-    mg.store(&mut values[0]);
-    eg.store(&mut values[1]);
-    meta.phase.store(&mut values[2]);
-    meta.signature.store(&mut values[3]);
+    for (value, out) in lanes.iter().zip(&mut values) {
+        value.store(out);
+    }
     let [mg, eg, phase, signature] = values;
-    for lane in 0..L::WIDTH {
+    for lane in (0..L::WIDTH).filter(|&lane| wanted(lane)) {
         let finished = endgame::finish(
             mg[lane] as i32,
             eg[lane] as i32,
@@ -143,22 +161,13 @@ fn rows_scores_with<L: PairLanes>(
         if fallback[..L::WIDTH].iter().all(|&f| f == 0) {
             continue;
         }
-        let mut values = [[0u64; 8]; 4];
-        mg.store(&mut values[0]);
-        eg.store(&mut values[1]);
-        meta.phase.store(&mut values[2]);
-        meta.signature.store(&mut values[3]);
-        let [mg, eg, phase, signature] = values;
-        for lane in (0..L::WIDTH).filter(|&lane| fallback[lane] != 0) {
-            out[at + lane] = endgame::finish(
-                mg[lane] as i32,
-                eg[lane] as i32,
-                phase[lane],
-                signature[lane],
-                || row_boards(block, row + lane),
-            )
-            .score;
-        }
+        finish_each(
+            block,
+            row,
+            [mg, eg, meta.phase, meta.signature],
+            |lane| fallback[lane] != 0,
+            |lane, finished| out[at + lane] = finished.score,
+        );
     }
 }
 
