@@ -5,6 +5,7 @@
 //! lanes. Scores are centipawns from White's point of view.
 
 pub mod batch;
+pub mod coefficients;
 pub mod endgame;
 mod kpk;
 mod lanes_finish;
@@ -30,7 +31,7 @@ pub fn default_weights() -> &'static Prepared {
     &DEFAULT_WEIGHTS
 }
 
-fn position_boards(position: &Position) -> PositionBoards {
+pub(crate) fn position_boards(position: &Position) -> PositionBoards {
     PositionBoards {
         pieces: PieceType::ALL.map(|kind| position.piece_type(kind).0),
         colors: Color::ALL.map(|color| position.color(color).0),

@@ -11,6 +11,7 @@ use super::pesto;
 /// A middlegame and an endgame value, in centipawns, from the point of view of the side the
 /// term is about (a penalty is negative).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
 pub struct Weight {
     pub mg: i32,
     pub eg: i32,
@@ -32,7 +33,11 @@ pub const PIECE_NAMES: [&str; 6] = ["pawn", "knight", "bishop", "rook", "queen",
 /// Every weight of the evaluation. Defaults: PeSTO's material and tables; the other terms
 /// take values from the usual ranges of hand-crafted engines (Stockfish's classical eval,
 /// the Chess Programming Wiki's pawn-structure pages), to be refitted by the tuner.
+///
+/// `repr(C)` and nothing but [`Weight`]s, declared in the file's order: the struct is an
+/// array of weights, and [`Weights::index_of`] tells a field's place in the file.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[repr(C)]
 pub struct Weights {
     /// Pawn, knight, bishop, rook, queen.
     pub material: [Weight; 5],
@@ -237,6 +242,48 @@ const RANK_NAMES: [&str; 8] = [
 ];
 
 impl Weights {
+    /// How many weights there are (lines of the weights file).
+    pub const COUNT: usize = std::mem::size_of::<Weights>() / std::mem::size_of::<Weight>();
+
+    /// The place in file order of `weight`, which must be a field of `self` (or an element
+    /// of one); `None` for any other reference.
+    #[inline(always)]
+    pub fn index_of(&self, weight: &Weight) -> Option<usize> {
+        let offset =
+            (weight as *const Weight as usize).checked_sub(self as *const Weights as usize)?;
+        (offset < std::mem::size_of::<Weights>()).then_some(offset / std::mem::size_of::<Weight>())
+    }
+
+    /// Every weight's name, in file order.
+    pub fn names() -> Vec<String> {
+        let mut names = Vec::with_capacity(Weights::COUNT);
+        Weights::default().visit_mut(|name, _| names.push(name.to_string()));
+        names
+    }
+
+    /// Every weight, in file order.
+    pub fn values(&self) -> Vec<Weight> {
+        let mut values = Vec::with_capacity(Weights::COUNT);
+        self.clone().visit_mut(|_, weight| values.push(*weight));
+        values
+    }
+
+    /// The weights from their values in file order; `None` unless there are
+    /// [`Weights::COUNT`].
+    pub fn from_values(values: &[Weight]) -> Option<Weights> {
+        if values.len() != Weights::COUNT {
+            return None;
+        }
+        let mut weights = Weights::default();
+        let mut next = values.iter();
+        weights.visit_mut(|_, weight| {
+            if let Some(value) = next.next() {
+                *weight = *value;
+            }
+        });
+        Some(weights)
+    }
+
     /// Calls `visit` with the name and value of every weight, in file order.
     pub fn visit_mut(&mut self, mut visit: impl FnMut(&str, &mut Weight)) {
         let mut name = String::new();
@@ -561,6 +608,33 @@ impl Default for Prepared {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The memory order of the fields is the file order, so `index_of` names the right
+    /// line; and values round-trip.
+    #[test]
+    fn field_places_are_file_order() {
+        let mut weights = Weights::default();
+        let base = &weights as *const Weights as usize;
+        let mut expected = 0;
+        let mut names = Vec::new();
+        weights.visit_mut(|name, weight| {
+            let place = (weight as *const Weight as usize - base) / std::mem::size_of::<Weight>();
+            assert_eq!(place, expected, "{name}");
+            expected += 1;
+            names.push(name.to_string());
+        });
+        assert_eq!(expected, Weights::COUNT);
+        assert_eq!(names, Weights::names());
+        let weights = Weights::default();
+        assert_eq!(weights.index_of(&weights.material[0]), Some(0));
+        assert_eq!(weights.index_of(&weights.space), Some(Weights::COUNT - 1));
+        assert_eq!(weights.index_of(&Weight::default()), None);
+        let mut values = weights.values();
+        values[7].eg = 12345;
+        let changed = Weights::from_values(&values).expect("count");
+        assert_eq!(changed.values(), values);
+        assert!(Weights::from_values(&values[1..]).is_none());
+    }
 
     /// Every single piece, of every set, sums to its table entry (Black's negated and
     /// mirrored).

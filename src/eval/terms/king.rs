@@ -60,7 +60,7 @@ pub(super) fn endgame_king<L: PairLanes, S: Sink<L>>(
         Term::KingCentralisation,
         centre_distance(white),
         centre_distance(black),
-        w.king_centre_distance,
+        &w.king_centre_distance,
     );
     let pawns = sets.pieces[PAWN][0] | sets.pieces[PAWN][1];
     difference(
@@ -68,7 +68,7 @@ pub(super) fn endgame_king<L: PairLanes, S: Sink<L>>(
         Term::KingPawnTropism,
         distance_sum(pawns, &kings.distances[0]),
         distance_sum(pawns, &kings.distances[1]),
-        w.king_pawn_distance,
+        &w.king_pawn_distance,
     );
 }
 
@@ -98,12 +98,12 @@ pub(super) fn shelter_and_storm<L: PairLanes, S: Sink<L>>(
     differences(
         sink,
         Term::Shelter,
-        [(w0, b0, w.shelter[0]), (w1, b1, w.shelter[1])],
+        [(w0, b0, &w.shelter[0]), (w1, b1, &w.shelter[1])],
     );
     differences(
         sink,
         Term::Storm,
-        [(w2, b2, w.storm[0]), (w3, b3, w.storm[1])],
+        [(w2, b2, &w.storm[0]), (w3, b3, &w.storm[1])],
     );
 }
 
@@ -113,19 +113,10 @@ pub(super) fn shelter_and_storm<L: PairLanes, S: Sink<L>>(
 pub(super) fn king_safety<L: PairLanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
     let white = attack_on_king(sets, Color::White);
     let black = attack_on_king(sets, Color::Black);
-    let per_kind = |counts: fn(&KingAttack<L>) -> &[L; 4], weights: &[Weight; 4]| {
-        let (white, black) = (counts(&white), counts(&black));
-        [
-            (white[0], black[0], weights[0]),
-            (white[1], black[1], weights[1]),
-            (white[2], black[2], weights[2]),
-            (white[3], black[3], weights[3]),
-        ]
-    };
     differences(
         sink,
         Term::KingZone,
-        per_kind(|a| &a.zone, &w.king_zone_attack),
+        per_kind(&white.zone, &black.zone, &w.king_zone_attack),
     );
     // The number of kinds (0..=4) selects a weight: one equality mask per entry, no lookup.
     let is = |kinds: L, n: u64| (kinds ^ L::splat(n)).zero_mask() & L::splat(1);
@@ -134,7 +125,7 @@ pub(super) fn king_safety<L: PairLanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>,
         (
             is(white.kinds, kinds),
             is(black.kinds, kinds),
-            w.king_attackers[n],
+            &w.king_attackers[n],
         )
     };
     differences(
@@ -145,7 +136,7 @@ pub(super) fn king_safety<L: PairLanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>,
     differences(
         sink,
         Term::SafeChecks,
-        per_kind(|a| &a.checks, &w.safe_check),
+        per_kind(&white.checks, &black.checks, &w.safe_check),
     );
     let king_file = |side: usize| {
         let file = file_fill(sets.pieces[KING][side]);
@@ -159,10 +150,25 @@ pub(super) fn king_safety<L: PairLanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>,
         sink,
         Term::KingFile,
         [
-            (white_half, black_half, w.king_file[0]),
-            (white_open, black_open, w.king_file[1]),
+            (white_half, black_half, &w.king_file[0]),
+            (white_open, black_open, &w.king_file[1]),
         ],
     );
+}
+
+/// White's and Black's per-kind counts with their weights, as [`differences`] takes them.
+#[inline(always)]
+fn per_kind<'w, L: PairLanes>(
+    white: &[L; 4],
+    black: &[L; 4],
+    weights: &'w [Weight; 4],
+) -> [(L, L, &'w Weight); 4] {
+    [
+        (white[0], black[0], &weights[0]),
+        (white[1], black[1], &weights[1]),
+        (white[2], black[2], &weights[2]),
+        (white[3], black[3], &weights[3]),
+    ]
 }
 
 /// One side's attack on the enemy king; per kind: knight, bishop, rook, queen.

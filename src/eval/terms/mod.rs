@@ -166,6 +166,21 @@ impl Term {
 /// point of view, two's complement in each 64-bit lane.
 pub trait Sink<L: PairLanes> {
     fn add(&mut self, term: Term, value: L::Pair);
+
+    /// `count` (White's minus Black's) times `weight`, a field of the [`Prepared`] weights
+    /// the terms run with: every weight reaches the total through here, so that a sink can
+    /// record the counts instead (the training features' coefficients).
+    #[inline(always)]
+    fn times(&mut self, count: L, weight: &Weight) -> L::Pair {
+        L::weigh(count, *weight)
+    }
+
+    /// The piece-square tables over `pieces` (White's pawns, Black's pawns, White's
+    /// knights, ..., Black's king), `count` pieces in all: summed through bit planes.
+    #[inline(always)]
+    fn psqt(&mut self, prepared: &Prepared, pieces: &[L; 12], count: L) -> L::Pair {
+        pieces::psqt_planes(prepared, pieces, count)
+    }
 }
 
 /// Sums every term: what scoring uses.
@@ -358,11 +373,6 @@ fn side_attacks<L: PairLanes>(color: Color, pieces: &[[L; 2]; 6], empty: L) -> A
     Attacks { by_kind, all }
 }
 
-#[inline(always)]
-fn times<L: PairLanes>(count: L, weight: Weight) -> L::Pair {
-    L::weigh(count, weight)
-}
-
 /// (White count - Black count) x weight.
 #[inline(always)]
 fn difference<L: PairLanes, S: Sink<L>>(
@@ -370,9 +380,10 @@ fn difference<L: PairLanes, S: Sink<L>>(
     term: Term,
     white: L,
     black: L,
-    weight: Weight,
+    weight: &Weight,
 ) {
-    sink.add(term, times(white.sub(black), weight));
+    let value = sink.times(white.sub(black), weight);
+    sink.add(term, value);
 }
 
 /// A term made of several weighted White-minus-Black counts: `(white, black, weight)` each.
@@ -380,11 +391,11 @@ fn difference<L: PairLanes, S: Sink<L>>(
 fn differences<L: PairLanes, S: Sink<L>, const N: usize>(
     sink: &mut S,
     term: Term,
-    parts: [(L, L, Weight); N],
+    parts: [(L, L, &Weight); N],
 ) {
     let mut sum = L::pair_zero();
     for (white, black, weight) in parts {
-        sum = L::pair_add(sum, times(white.sub(black), weight));
+        sum = L::pair_add(sum, sink.times(white.sub(black), weight));
     }
     sink.add(term, sum);
 }
@@ -415,7 +426,7 @@ fn rank_table<L: PairLanes, S: Sink<L>>(
     for (relative_rank, weight) in ranks.iter().enumerate().take(7).skip(1) {
         let white_count = white.shr(8 * relative_rank as u32) & L::splat(0xff);
         let black_count = black.shr(8 * (7 - relative_rank) as u32) & L::splat(0xff);
-        sum = L::pair_add(sum, times(white_count.sub(black_count), *weight));
+        sum = L::pair_add(sum, sink.times(white_count.sub(black_count), weight));
     }
     sink.add(term, sum);
 }

@@ -51,7 +51,7 @@ fn path_and_rooks<L: PairLanes, S: Sink<L>>(
         Term::PassedFreePath,
         white.free_path.popcount(),
         black.free_path.popcount(),
-        w.passed_free_path,
+        &w.passed_free_path,
     );
     let count = |detail: &PassedDetail<L>, own: bool| {
         let behind = if own {
@@ -68,12 +68,12 @@ fn path_and_rooks<L: PairLanes, S: Sink<L>>(
             (
                 count(white, true),
                 count(black, true),
-                w.passed_own_rook_behind,
+                &w.passed_own_rook_behind,
             ),
             (
                 count(white, false),
                 count(black, false),
-                w.passed_enemy_rook_behind,
+                &w.passed_enemy_rook_behind,
             ),
         ],
     );
@@ -92,15 +92,19 @@ fn king_support<L: PairLanes, S: Sink<L>>(
         Term::PassedKingSupport,
         (passed[0] & kings.reach[0][1]).popcount(),
         (passed[1] & kings.reach[1][1]).popcount(),
-        w.passed_king_support,
+        &w.passed_king_support,
     );
     let distance = |side: usize, king: usize| distance_sum(passed[side], &kings.distances[king]);
     differences(
         sink,
         Term::PassedKingDistance,
         [
-            (distance(0, 0), distance(1, 1), w.passed_own_king_distance),
-            (distance(0, 1), distance(1, 0), w.passed_enemy_king_distance),
+            (distance(0, 0), distance(1, 1), &w.passed_own_king_distance),
+            (
+                distance(0, 1),
+                distance(1, 0),
+                &w.passed_enemy_king_distance,
+            ),
         ],
     );
 }
@@ -132,7 +136,7 @@ fn unstoppable<L: PairLanes, S: Sink<L>>(
         Term::Unstoppable,
         white.popcount(),
         black.popcount(),
-        w.unstoppable_passer,
+        &w.unstoppable_passer,
     );
 }
 

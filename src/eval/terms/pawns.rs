@@ -21,9 +21,9 @@ pub fn pawn_terms<L: PairLanes, S: Sink<L>>(
     let white = structure(Color::White, white_pawns, black_pawns);
     let black = structure(Color::Black, black_pawns, white_pawns);
     let both = [&white, &black];
-    count(sink, Term::Doubled, both, |s| s.doubled, w.doubled);
-    count(sink, Term::Isolated, both, |s| s.isolated, w.isolated);
-    count(sink, Term::Backward, both, |s| s.backward, w.backward);
+    count(sink, Term::Doubled, both, |s| s.doubled, &w.doubled);
+    count(sink, Term::Isolated, both, |s| s.isolated, &w.isolated);
+    count(sink, Term::Backward, both, |s| s.backward, &w.backward);
     rank_table(sink, Term::Passed, &w.passed, white.passed, black.passed);
     rank_table(
         sink,
@@ -32,7 +32,7 @@ pub fn pawn_terms<L: PairLanes, S: Sink<L>>(
         white.connected,
         black.connected,
     );
-    count(sink, Term::ChainBase, both, |s| s.chain_base, w.chain_base);
+    count(sink, Term::ChainBase, both, |s| s.chain_base, &w.chain_base);
     let connected_passers = |color: Color, passed: L| {
         (passed & (pawn_attacks(color, passed) | east(passed) | west(passed))).popcount()
     };
@@ -41,7 +41,7 @@ pub fn pawn_terms<L: PairLanes, S: Sink<L>>(
         Term::ConnectedPassers,
         connected_passers(Color::White, white.passed),
         connected_passers(Color::Black, black.passed),
-        w.connected_passers,
+        &w.connected_passers,
     );
     [white.passed, black.passed]
 }
@@ -53,7 +53,7 @@ fn count<L: PairLanes, S: Sink<L>>(
     term: Term,
     [white, black]: [&Structure<L>; 2],
     mask: fn(&Structure<L>) -> L,
-    weight: Weight,
+    weight: &Weight,
 ) {
     let (w, b) = (mask(white).popcount(), mask(black).popcount());
     difference(sink, term, w, b, weight);

@@ -7,7 +7,7 @@ use pawnstorm_kernels::geometry::{attack_span, backward, file_fill};
 use super::PairLanes;
 use super::{
     BISHOP, KNIGHT, LIGHT_SQUARES, Meta, PAWN, QUEEN, ROOK, SIGNATURE_BITS, Sets, Sink, Term, any,
-    confined_difference, difference, differences, times,
+    confined_difference, difference, differences,
 };
 use crate::eval::weights::{Planes, Prepared, Weights};
 
@@ -25,7 +25,7 @@ pub(super) fn counts<L: PairLanes>(sets: &Sets<L>) -> [[L; 2]; 5] {
 pub(super) fn material<L: PairLanes, S: Sink<L>>(w: &Weights, counts: &[[L; 2]; 5], sink: &mut S) {
     let mut sum = L::pair_zero();
     for (count, weight) in counts.iter().zip(&w.material) {
-        sum = L::pair_add(sum, times(count[0].sub(count[1]), *weight));
+        sum = L::pair_add(sum, sink.times(count[0].sub(count[1]), weight));
     }
     sink.add(Term::Material, sum);
 }
@@ -38,13 +38,21 @@ pub(super) fn psqt<L: PairLanes, S: Sink<L>>(prepared: &Prepared, sets: &Sets<L>
         *set = sets.pieces[i / 2][i % 2];
     }
     let count = sets.occupied.popcount();
-    sink.add(
-        Term::Psqt,
-        L::pair(
-            plane_sum(&prepared.psqt.mg, &pieces, count),
-            plane_sum(&prepared.psqt.eg, &pieces, count),
-        ),
-    );
+    let value = sink.psqt(prepared, &pieces, count);
+    sink.add(Term::Psqt, value);
+}
+
+/// The tables' (mg, eg) over the 12 piece sets of [`psqt`], through the prepared planes.
+#[inline(always)]
+pub(super) fn psqt_planes<L: PairLanes>(
+    prepared: &Prepared,
+    pieces: &[L; 12],
+    count: L,
+) -> L::Pair {
+    L::pair(
+        plane_sum(&prepared.psqt.mg, pieces, count),
+        plane_sum(&prepared.psqt.eg, pieces, count),
+    )
 }
 
 /// The sum of the planes' tables over the disjoint `sets`; `count` is the number of pieces
@@ -71,7 +79,7 @@ pub(super) fn mobility<L: PairLanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, si
     for (i, weight) in w.mobility.iter().enumerate() {
         let kind = KNIGHT + i;
         let count = |side: usize| (sets.attacks[side].by_kind[kind] & area[side]).popcount();
-        sum = L::pair_add(sum, times(count(0).sub(count(1)), *weight));
+        sum = L::pair_add(sum, sink.times(count(0).sub(count(1)), weight));
     }
     sink.add(Term::Mobility, sum);
 }
@@ -85,14 +93,14 @@ pub(super) fn bishop_pair<L: PairLanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>,
         Term::BishopPair,
         pair(white),
         pair(black),
-        w.bishop_pair,
+        &w.bishop_pair,
     );
 }
 
 #[inline(always)]
 pub(super) fn tempo<L: PairLanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
     let black = sets.black_to_move & L::splat(1);
-    difference(sink, Term::Tempo, black ^ L::splat(1), black, w.tempo);
+    difference(sink, Term::Tempo, black ^ L::splat(1), black, &w.tempo);
 }
 
 /// The game phase (not yet capped) and the material signature.
@@ -143,9 +151,9 @@ pub(super) fn files<L: PairLanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink:
                 (
                     on(kind, 0, half_open[0]),
                     on(kind, 1, half_open[1]),
-                    weights[0],
+                    &weights[0],
                 ),
-                (on(kind, 0, open), on(kind, 1, open), weights[1]),
+                (on(kind, 0, open), on(kind, 1, open), &weights[1]),
             ],
         );
     }
@@ -161,7 +169,8 @@ pub(super) fn rook_seventh<L: PairLanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>
         black & L::splat(black_seventh),
         black_seventh,
     );
-    sink.add(Term::RookSeventh, times(count, w.rook_seventh));
+    let value = sink.times(count, &w.rook_seventh);
+    sink.add(Term::RookSeventh, value);
 }
 
 /// Knights and bishops on the side's ranks 4 to 6, defended by an own pawn, on a square no
@@ -184,8 +193,8 @@ pub(super) fn outposts<L: PairLanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, si
         sink,
         Term::Outpost,
         [
-            (on(KNIGHT, 0), on(KNIGHT, 1), w.outpost[0]),
-            (on(BISHOP, 0), on(BISHOP, 1), w.outpost[1]),
+            (on(KNIGHT, 0), on(KNIGHT, 1), &w.outpost[0]),
+            (on(BISHOP, 0), on(BISHOP, 1), &w.outpost[1]),
         ],
     );
 }
@@ -207,7 +216,7 @@ pub(super) fn bad_bishops<L: PairLanes, S: Sink<L>>(
             .mul_i32(light_pawns)
             .add(dark_bishops.mul_i32(dark_pawns))
     };
-    difference(sink, Term::BadBishop, count(0), count(1), w.bad_bishop);
+    difference(sink, Term::BadBishop, count(0), count(1), &w.bad_bishop);
 }
 
 /// Files c to f of the side's ranks 2 to 4, Stockfish's classical space area.
@@ -233,5 +242,6 @@ pub(super) fn space<L: PairLanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink:
     let count = confined_difference(white_safe, black_safe, SPACE_AREA[1]).add(
         confined_difference(white_behind, black_behind, SPACE_AREA[1]),
     );
-    sink.add(Term::Space, times(count, w.space));
+    let value = sink.times(count, &w.space);
+    sink.add(Term::Space, value);
 }

@@ -16,10 +16,10 @@ pub(super) fn threats<L: PairLanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sin
         side_threats(sets, Color::Black),
     );
     for (i, (term, weight)) in [
-        (Term::ThreatByPawn, w.threat_by_pawn),
-        (Term::ThreatByLesser, w.threat_by_lesser),
-        (Term::Hanging, w.hanging),
-        (Term::PawnPushThreat, w.pawn_push_threat),
+        (Term::ThreatByPawn, &w.threat_by_pawn),
+        (Term::ThreatByLesser, &w.threat_by_lesser),
+        (Term::Hanging, &w.hanging),
+        (Term::PawnPushThreat, &w.pawn_push_threat),
     ]
     .into_iter()
     .enumerate()

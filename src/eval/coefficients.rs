@@ -1,0 +1,192 @@
+//! The evaluation as a linear function of its weights: for one position, how many times each
+//! weight counts (White's minus Black's), and what the taper and the endgame rules need. The
+//! training features (`features --kind terms`) and the tuner read these.
+//!
+//! The counts come from the term code itself: [`CoefficientSink`] is a [`Sink`] that records
+//! `count` at the weight's place instead of multiplying, so a term cannot be counted one way
+//! here and weighted another way in the evaluation. `docs/EVAL.md` gives the formula that
+//! turns them back into the score; [`score`] implements it.
+
+use super::endgame::{self, MAX_PHASE, PositionBoards, Rule, SCALE_NORMAL};
+use super::terms::{Boards, Sink, Term, all_terms};
+use super::weights::{Prepared, Weight, Weights};
+
+/// What besides the counts the score needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Extras {
+    /// The game phase, capped: 0 (bare kings and pawns) to 24.
+    pub phase: u8,
+    /// The endgame scale factor (out of 64) when White (`[0]`) or Black (`[1]`) is ahead in
+    /// the eg sum: which applies depends on the weights.
+    pub scale: [u8; 2],
+    /// The endgame rule that replaces the tapered sum, if any.
+    pub rule: Rule,
+    /// The score the rule gives (0 under [`Rule::Terms`]); it depends on no weight.
+    pub rule_score: i32,
+}
+
+/// Records counts into `row` (one `i16` per weight, in file order) instead of weighing.
+/// Only one position at a time (`u64` lanes).
+pub struct CoefficientSink<'a> {
+    weights: &'a Weights,
+    row: &'a mut [i16],
+    psqt_base: usize,
+}
+
+impl<'a> CoefficientSink<'a> {
+    /// `row` must hold [`Weights::COUNT`] zeros (or counts to add to).
+    pub fn new(weights: &'a Weights, row: &'a mut [i16]) -> CoefficientSink<'a> {
+        assert_eq!(row.len(), Weights::COUNT, "one count per weight");
+        let psqt_base = weights
+            .index_of(&weights.psqt[0][0])
+            .expect("psqt is a field");
+        CoefficientSink {
+            weights,
+            row,
+            psqt_base,
+        }
+    }
+}
+
+impl Sink<u64> for CoefficientSink<'_> {
+    #[inline(always)]
+    fn add(&mut self, _: Term, _: (u64, u64)) {}
+
+    #[inline(always)]
+    fn times(&mut self, count: u64, weight: &Weight) -> (u64, u64) {
+        // A weight outside the prepared set would be a term reading a copy: a bug here.
+        let place = self
+            .weights
+            .index_of(weight)
+            .expect("terms weigh with fields of the prepared weights");
+        // Counts are White's minus Black's in two's complement; every weight's count is far
+        // inside i16 (`weights::max_count`).
+        self.row[place] = self.row[place].wrapping_add(count as i64 as i16);
+        (0, 0)
+    }
+
+    #[inline(always)]
+    fn psqt(&mut self, _: &Prepared, pieces: &[u64; 12], _: u64) -> (u64, u64) {
+        for (set, &board) in pieces.iter().enumerate() {
+            let (kind, black) = (set / 2, set % 2 == 1);
+            let mut squares = board;
+            while squares != 0 {
+                let square = squares.trailing_zeros() as usize;
+                squares &= squares - 1;
+                // Black reads the table vertically mirrored, and counts against White.
+                let (entry, sign) = if black {
+                    (square ^ 56, -1)
+                } else {
+                    (square, 1)
+                };
+                let place = self.psqt_base + kind * 64 + entry;
+                self.row[place] += sign;
+            }
+        }
+        (0, 0)
+    }
+}
+
+/// Adds the counts of `boards` into `row` ([`Weights::COUNT`] long, normally zeros) and
+/// returns the rest of what [`score`] needs.
+pub fn coefficients(prepared: &Prepared, boards: &PositionBoards, row: &mut [i16]) -> Extras {
+    let lanes = Boards {
+        pieces: boards.pieces,
+        colors: boards.colors,
+        black_to_move: 0u64.wrapping_sub(boards.black_to_move as u64),
+    };
+    let mut sink = CoefficientSink::new(&prepared.weights, row);
+    let meta = all_terms(prepared, &lanes, &mut sink);
+    let material = endgame::Material::from_signature(meta.signature);
+    // The special endgames' scores depend on the pieces alone, not on mg and eg.
+    let finished = endgame::finish(0, 0, meta.phase, meta.signature, || *boards);
+    let rule_score = match finished.rule {
+        Rule::Terms => 0,
+        _ => finished.score,
+    };
+    Extras {
+        phase: finished.phase as u8,
+        scale: [material.scale(0) as u8, material.scale(1) as u8],
+        rule: finished.rule,
+        rule_score,
+    }
+}
+
+/// The score from counts (one row, [`Weights::COUNT`] long), as `docs/EVAL.md` defines it:
+/// mg and eg are the sums of count x weight, the scale is White's when eg >= 0 and Black's
+/// otherwise, the taper rounds toward zero, and a rule's score replaces the result.
+pub fn score(weights: &[Weight], row: &[i16], extras: &Extras) -> i32 {
+    if extras.rule != Rule::Terms {
+        return extras.rule_score;
+    }
+    let (mut mg, mut eg) = (0i64, 0i64);
+    for (weight, &count) in weights.iter().zip(row) {
+        mg += weight.mg as i64 * count as i64;
+        eg += weight.eg as i64 * count as i64;
+    }
+    let scale = extras.scale[if eg >= 0 { 0 } else { 1 }] as i64;
+    let phase = extras.phase as i64;
+    let max = MAX_PHASE as i64;
+    // i64 division truncates toward zero, as the evaluation's i32 arithmetic does.
+    ((mg * phase + eg * (max - phase) * scale / SCALE_NORMAL as i64) / max) as i32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eval::evaluate_with;
+
+    fn boards(fen: &str) -> PositionBoards {
+        let position = crate::fen::parse_fen(fen).expect("fen");
+        crate::eval::position_boards(&position)
+    }
+
+    #[test]
+    fn counts_rebuild_the_score() {
+        let prepared = Prepared::default();
+        let values = prepared.weights.values();
+        for fen in [
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+            "r1bq1rk1/pp2ppbp/2np1np1/8/3NP3/2N1BP2/PPPQ2PP/R3KB1R w KQ - 3 9",
+            "8/8/4k3/8/8/3KP3/8/8 w - - 0 1",
+            "8/5k2/8/8/8/8/2B5/K6N b - - 0 1",
+            "4k3/8/8/8/8/8/8/2B1KB2 w - - 0 1",
+            "8/2b5/5k2/8/1P6/2K5/8/5B2 w - - 0 1",
+        ] {
+            let position = crate::fen::parse_fen(fen).expect("fen");
+            let mut row = vec![0i16; Weights::COUNT];
+            let extras = coefficients(&prepared, &boards(fen), &mut row);
+            assert_eq!(
+                score(&values, &row, &extras),
+                evaluate_with(&prepared, &position),
+                "{fen}"
+            );
+        }
+    }
+
+    /// The start position is symmetric: every count is zero but the side to move's tempo.
+    #[test]
+    fn start_position_counts_only_tempo() {
+        let prepared = Prepared::default();
+        let mut row = vec![0i16; Weights::COUNT];
+        let fen = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+        let extras = coefficients(&prepared, &boards(fen), &mut row);
+        let tempo = prepared.weights.index_of(&prepared.weights.tempo);
+        for (place, &count) in row.iter().enumerate() {
+            let piece_square = (5..5 + 384).contains(&place);
+            if Some(place) == tempo {
+                assert_eq!(count, 1);
+            } else if !piece_square {
+                assert_eq!(count, 0, "weight {place}");
+            }
+        }
+        // The tables count White's a1 rook +1 at a1 and Black's a8 rook -1 at its mirror.
+        let rook_a1 = prepared
+            .weights
+            .index_of(&prepared.weights.psqt[3][0])
+            .expect("field");
+        assert_eq!(row[rook_a1], 0);
+        assert_eq!(extras.phase, 24);
+        assert_eq!(extras.rule, Rule::Terms);
+    }
+}
