@@ -8,6 +8,7 @@ pub mod epd;
 pub mod eval;
 pub mod features;
 pub mod fen;
+pub mod filters;
 pub mod import;
 pub mod labels;
 pub mod movegen;

@@ -8,8 +8,12 @@ use std::time::Instant;
 use anyhow::{Result, bail};
 
 use pawnstorm::db::Database;
+use pawnstorm::eval::default_weights;
+use pawnstorm::filters::{Dropped, Row};
 use pawnstorm::labels;
+use pawnstorm::movegen::Board;
 
+use super::filters::FilterArgs;
 use super::{Global, output, progress};
 
 #[derive(clap::Args)]
@@ -22,6 +26,8 @@ pub struct Args {
     /// Positions A..B (half-open, 0-based; A.. and ..B also work)
     #[arg(long, value_parser = parse_range)]
     range: Option<Range<u64>>,
+    #[command(flatten)]
+    filters: FilterArgs,
 }
 
 fn parse_range(text: &str) -> Result<Range<u64>, String> {
@@ -60,20 +66,32 @@ pub fn run(args: Args, global: Global) -> Result<()> {
             db.len()
         );
     }
+    let filter = args.filters.filter(default_weights())?;
+    let mut evaluator = filter.evaluator();
+    let mut dropped = Dropped::default();
     let bar = progress::positions_bar(range.end.min(db.len()) - range.start);
-    let write_all = |sink: &mut dyn Write| -> Result<u64> {
+    let mut write_all = |sink: &mut dyn Write| -> Result<u64> {
         let mut line = String::with_capacity(128);
-        let mut written = 0u64;
+        let (mut read, mut written) = (0u64, 0u64);
         for record in db.records(range.clone()) {
             let record = record?;
+            read += 1;
+            if read.is_multiple_of(PROGRESS_EVERY) {
+                bar.inc(PROGRESS_EVERY);
+            }
+            if !filter.is_empty() {
+                let row = Row::of_record(&record);
+                let board = || Some(Board::new(record.position.clone()));
+                if let Some(reason) = filter.check(&row, board, evaluator.as_mut()) {
+                    dropped.add(reason);
+                    continue;
+                }
+            }
             line.clear();
             labels::write_line(&record, &mut line);
             line.push('\n');
             sink.write_all(line.as_bytes())?;
             written += 1;
-            if written.is_multiple_of(PROGRESS_EVERY) {
-                bar.inc(PROGRESS_EVERY);
-            }
         }
         sink.flush()?;
         Ok(written)
@@ -85,8 +103,13 @@ pub fn run(args: Args, global: Global) -> Result<()> {
     };
     bar.finish_and_clear();
     let seconds = start.elapsed().as_secs_f64();
+    let filtered = if filter.is_empty() {
+        String::new()
+    } else {
+        format!(", {dropped}")
+    };
     eprintln!(
-        "exported {written} positions, {seconds:.2} s, {:.0} positions/s",
+        "exported {written} positions{filtered}, {seconds:.2} s, {:.0} positions/s",
         written as f64 / seconds.max(1e-9)
     );
     Ok(())

@@ -6,6 +6,7 @@ pub mod bench;
 pub mod eval;
 pub mod export;
 pub mod features;
+pub mod filters;
 pub mod import;
 pub mod info;
 pub mod output;

@@ -20,11 +20,11 @@ const ALIGN: usize = 64;
 /// CRC-32 in its last 4. 64 bytes keep the next block's columns aligned.
 pub const TRAILER_SIZE: usize = 64;
 
-pub(crate) const NO_SQUARE: u8 = 0xff;
-pub(crate) const NO_RESULT: i8 = i8::MIN;
-pub(crate) const NO_SCORE: i32 = i32::MIN;
-pub(crate) const NO_GAME: u32 = u32::MAX;
-pub(crate) const NO_PLY: u16 = u16::MAX;
+pub const NO_SQUARE: u8 = 0xff;
+pub const NO_RESULT: i8 = i8::MIN;
+pub const NO_SCORE: i32 = i32::MIN;
+pub const NO_GAME: u32 = u32::MAX;
+pub const NO_PLY: u16 = u16::MAX;
 
 /// Which optional label columns a DB holds (bit set in the header's `columns` field).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -21,7 +21,7 @@ use crate::labels::{GameResult, Labels, Record};
 use check::Problem;
 pub use layout::{
     Columns, DEFAULT_BLOCK_SIZE, FORMAT_VERSION, HEADER_SIZE, Header, MAGIC, MAX_BLOCK_SIZE,
-    MIN_BLOCK_SIZE, OLDEST_VERSION, TRAILER_SIZE,
+    MIN_BLOCK_SIZE, NO_GAME, NO_PLY, NO_RESULT, NO_SCORE, OLDEST_VERSION, TRAILER_SIZE,
 };
 use layout::{Layout, block_crc};
 pub use writer::DbWriter;
