@@ -12,9 +12,11 @@ pub mod filters;
 pub mod import;
 pub mod labels;
 pub mod movegen;
+pub mod npz;
 pub mod perft;
 pub mod search;
 pub mod table;
+pub mod training;
 pub mod uci;
 pub mod zobrist;
 

@@ -1,5 +1,6 @@
-//! `pawnstorm features`: pawn-structure masks and king distances of every position, to .npy
-//! or .csv.
+//! `pawnstorm features`: pawn-structure masks and king distances of every position (.npy or
+//! .csv), or training features with their labels (.npz): evaluation-term coefficients and
+//! network input planes.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -7,10 +8,14 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use clap::ValueEnum;
 
+use pawnstorm::eval::Prepared;
 use pawnstorm::features;
+use pawnstorm::npz::NpzWriter;
 use pawnstorm::table::TableWriter;
+use pawnstorm::training::{self, Layout};
 
-use super::{Global, import, progress};
+use super::filters::FilterArgs;
+use super::{Global, import, progress, weights};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -19,21 +24,50 @@ pub struct Args {
     /// Which features
     #[arg(long, value_enum, default_value_t = FeatureKind::Masks)]
     kind: FeatureKind,
-    /// Output: .npy (a structured array, column names included) or .csv
+    /// Output: for masks .npy (a structured array, column names included) or .csv; for
+    /// terms and planes .npz (several arrays, labels included; see docs/TRAINING.md)
     #[arg(short, long)]
     output: PathBuf,
     /// Worker threads (default: one per core)
     #[arg(long)]
     threads: Option<usize>,
+    /// Terms: write the coefficients as CSR (indptr, indices, values) instead of a dense
+    /// (N, W) int16 array
+    #[arg(long)]
+    sparse: bool,
+    /// Planes: one byte a square, (N, 12, 8, 8), instead of one u64 a board
+    #[arg(long)]
+    unpacked: bool,
+    /// Evaluation weights file: terms writes these weights (and the scale they pick); the
+    /// quiet filter evaluates with them
+    #[arg(long)]
+    weights: Option<PathBuf>,
+    #[command(flatten)]
+    filters: FilterArgs,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
 enum FeatureKind {
     /// Pawn-structure masks of both colours and king distances to passed pawns
     Masks,
+    /// Every evaluation weight's count per position, with phase, scale and endgame rules
+    Terms,
+    /// The 12 piece boards and the pawn-structure masks, as network input planes
+    Planes,
 }
 
 pub fn run(args: Args, global: Global) -> Result<()> {
+    if !matches!(args.kind, FeatureKind::Masks) {
+        return run_npz(args, global);
+    }
+    if args.sparse || args.unpacked || args.weights.is_some() {
+        anyhow::bail!("--sparse, --unpacked and --weights are for --kind terms and planes");
+    }
+    if args.filters.is_active() {
+        anyhow::bail!(
+            "--kind masks writes a row per DB position (the index column is the DB row); filters are for --kind terms and planes"
+        );
+    }
     let start = Instant::now();
     let (db, _imported) = import::open_or_import(&args.input, global.verify)?;
     let path = if global.scalar {
@@ -59,6 +93,76 @@ pub fn run(args: Args, global: Global) -> Result<()> {
         compute_start.elapsed().as_secs_f64(),
         rows as f64 / seconds.max(1e-9),
         path.describe(),
+        args.output.display()
+    );
+    Ok(())
+}
+
+/// `--kind terms` and `--kind planes`: an .npz with the labels.
+fn run_npz(args: Args, global: Global) -> Result<()> {
+    let start = Instant::now();
+    let is_npz = args
+        .output
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("npz"));
+    if !is_npz {
+        anyhow::bail!(
+            "{}: --kind terms and planes write .npz (several arrays in one file)",
+            args.output.display()
+        );
+    }
+    let terms = matches!(args.kind, FeatureKind::Terms);
+    if args.sparse && !terms {
+        anyhow::bail!("--sparse is for --kind terms");
+    }
+    if args.unpacked && terms {
+        anyhow::bail!("--unpacked is for --kind planes");
+    }
+    let prepared = Prepared::new(weights::load(args.weights.as_deref())?);
+    let filter = args.filters.filter(&prepared)?;
+    let (db, _imported) = import::open_or_import(&args.input, global.verify)?;
+    let threads = args.threads.unwrap_or_else(rayon::current_num_threads);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .context("starting worker threads")?;
+    let selection = pool.install(|| training::select(&db, &filter))?;
+    let bar = progress::positions_bar(selection.count);
+    let progress = |rows: u64| bar.inc(rows);
+    let path = if global.scalar {
+        features::Path::Scalar
+    } else {
+        features::Path::native()
+    };
+    let written = pool.install(|| -> Result<()> {
+        let mut npz = NpzWriter::create(&args.output)
+            .with_context(|| format!("creating {}", args.output.display()))?;
+        if terms {
+            let layout = if args.sparse {
+                Layout::Sparse
+            } else {
+                Layout::Dense
+            };
+            training::write_terms(&db, &selection, &prepared, layout, &mut npz, &progress)?;
+        } else {
+            training::write_planes(&db, &selection, args.unpacked, path, &mut npz, &progress)?;
+        }
+        training::write_labels(&db, &selection, &mut npz)?;
+        npz.finish()?;
+        Ok(())
+    });
+    bar.finish_and_clear();
+    written.with_context(|| format!("writing {}", args.output.display()))?;
+    let seconds = start.elapsed().as_secs_f64();
+    let filtered = if filter.is_empty() {
+        String::new()
+    } else {
+        format!(", {}", selection.dropped)
+    };
+    eprintln!(
+        "features: {} positions{filtered}, {seconds:.2} s, {:.0} positions/s, {threads} threads -> {}",
+        selection.count,
+        selection.count as f64 / seconds.max(1e-9),
         args.output.display()
     );
     Ok(())

@@ -33,6 +33,17 @@ pub struct FilterArgs {
 }
 
 impl FilterArgs {
+    /// Whether any filter was asked for.
+    pub fn is_active(&self) -> bool {
+        self.skip_check
+            || self.skip_plies > 0
+            || self.pieces.is_some()
+            || self.drop_mates
+            || self.require_score
+            || self.require_result
+            || self.quiet_only
+    }
+
     /// The library's filter; the quiet test evaluates with `prepared`.
     pub fn filter(&self, prepared: &Prepared) -> Result<Filter> {
         Ok(Filter {

@@ -1,0 +1,488 @@
+//! Training features into `.npz`: evaluation-term coefficients (`--kind terms`), network
+//! input planes (`--kind planes`), and the labels that travel with them. `docs/TRAINING.md`
+//! lists every array.
+//!
+//! Each big array is one pass over the DB: blocks are computed in parallel, a window of them
+//! at a time, and appended to the archive in DB order. The filters run first, in a pass of
+//! their own, because an `.npy` header states its row count before its rows.
+
+use rayon::prelude::*;
+
+use crate::db::{Block, Database, NO_GAME, NO_PLY, NO_RESULT, NO_SCORE};
+use crate::eval::Prepared;
+use crate::eval::coefficients::{Extras, coefficients};
+use crate::eval::endgame::{PositionBoards, Rule};
+use crate::eval::weights::Weights;
+use crate::features::{self, COLUMNS as MASK_COLUMNS, is_distance_column};
+use crate::filters::{Dropped, Filter};
+use crate::npz::NpzWriter;
+
+/// Blocks computed at once per worker thread before they are written.
+const BLOCKS_PER_THREAD: usize = 2;
+
+/// The score label where it is unknown (as in the DB).
+pub const UNKNOWN_SCORE: i32 = NO_SCORE;
+
+/// The rows the filters keep, per block.
+pub struct Selection {
+    /// `None`: every row of every block.
+    rows: Option<Vec<Vec<u32>>>,
+    pub count: u64,
+    pub dropped: Dropped,
+}
+
+impl Selection {
+    fn rows_of(&self, block_index: usize, block: &Block<'_>) -> Vec<u32> {
+        match &self.rows {
+            Some(rows) => rows[block_index].clone(),
+            None => (0..block.len as u32).collect(),
+        }
+    }
+}
+
+/// Runs `filter` over `db` (in parallel over blocks).
+pub fn select(db: &Database, filter: &Filter) -> anyhow::Result<Selection> {
+    if filter.is_empty() {
+        return Ok(Selection {
+            rows: None,
+            count: db.len(),
+            dropped: Dropped::default(),
+        });
+    }
+    let per_block: Vec<(Vec<u32>, Dropped)> = (0..db.block_count())
+        .into_par_iter()
+        .map_init(
+            || filter.evaluator(),
+            |evaluator, index| -> anyhow::Result<(Vec<u32>, Dropped)> {
+                let block = db.block(index)?;
+                let mut keep = Vec::with_capacity(block.len);
+                let mut dropped = Dropped::default();
+                filter.block_rows(&block, evaluator, &mut keep, &mut dropped);
+                Ok((keep, dropped))
+            },
+        )
+        .collect::<anyhow::Result<_>>()?;
+    let mut dropped = Dropped::default();
+    let mut rows = Vec::with_capacity(per_block.len());
+    let mut count = 0;
+    for (keep, d) in per_block {
+        dropped.merge(&d);
+        count += keep.len() as u64;
+        rows.push(keep);
+    }
+    Ok(Selection {
+        rows: Some(rows),
+        count,
+        dropped,
+    })
+}
+
+/// One array as a pass over the selected rows: `fill` appends the bytes of one block's
+/// selected rows and returns what else the caller keeps from it.
+fn stream<T: Send>(
+    db: &Database,
+    selection: &Selection,
+    npz: &mut NpzWriter,
+    (name, descr, shape): (&str, &str, &[u64]),
+    fill: impl Fn(usize, &Block<'_>, &[u32], &mut Vec<u8>) -> T + Sync,
+    progress: &(dyn Fn(u64) + Sync),
+) -> anyhow::Result<Vec<T>> {
+    npz.start_array(name, descr, shape)?;
+    let window = rayon::current_num_threads() * BLOCKS_PER_THREAD;
+    let mut kept = Vec::with_capacity(db.block_count());
+    let mut first = 0;
+    while first < db.block_count() {
+        let last = (first + window).min(db.block_count());
+        let pieces: Vec<(Vec<u8>, T)> = (first..last)
+            .into_par_iter()
+            .map(|index| -> anyhow::Result<(Vec<u8>, T)> {
+                let block = db.block(index)?;
+                let rows = selection.rows_of(index, &block);
+                let mut bytes = Vec::new();
+                let extra = fill(index, &block, &rows, &mut bytes);
+                progress(rows.len() as u64);
+                Ok((bytes, extra))
+            })
+            .collect::<anyhow::Result<_>>()?;
+        for (bytes, extra) in pieces {
+            npz.write(&bytes)?;
+            kept.push(extra);
+        }
+        first = last;
+    }
+    Ok(kept)
+}
+
+fn row_boards(block: &Block<'_>, row: usize) -> PositionBoards {
+    PositionBoards {
+        pieces: block.pieces.map(|c| c[row].0),
+        colors: block.colors.map(|c| c[row].0),
+        black_to_move: block.side_to_move[row] != 0,
+    }
+}
+
+/// The `rule` array's codes.
+pub fn rule_code(rule: Rule) -> u8 {
+    crate::eval::batch::rule_code(rule) as u8
+}
+
+/// The small per-position arrays of a terms pass.
+#[derive(Default)]
+struct TermExtras {
+    phase: Vec<u8>,
+    scale: Vec<u8>,
+    scale_white: Vec<u8>,
+    scale_black: Vec<u8>,
+    rule: Vec<u8>,
+    rule_score: Vec<i32>,
+    /// Sparse form: non-zeros per row.
+    nonzeros: Vec<u32>,
+}
+
+fn push_extras(extras: &mut TermExtras, e: &Extras, row: &[i16], values: &[crate::eval::Weight]) {
+    // The scale the file's weights pick: by the sign of their eg sum.
+    let eg: i64 = values
+        .iter()
+        .zip(row)
+        .map(|(w, &c)| w.eg as i64 * c as i64)
+        .sum();
+    extras.phase.push(e.phase);
+    extras
+        .scale
+        .push(if eg >= 0 { e.scale[0] } else { e.scale[1] });
+    extras.scale_white.push(e.scale[0]);
+    extras.scale_black.push(e.scale[1]);
+    extras.rule.push(rule_code(e.rule));
+    extras.rule_score.push(e.rule_score);
+}
+
+/// How `--kind terms` stores the coefficients.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// `coefficients`: (N, W) int16.
+    Dense,
+    /// `indptr` (N + 1) int64, `indices` int32, `values` int16: scipy's CSR.
+    Sparse,
+}
+
+/// Writes the terms arrays (coefficients, phase, scales, rules, weights and their names).
+pub fn write_terms(
+    db: &Database,
+    selection: &Selection,
+    prepared: &Prepared,
+    layout: Layout,
+    npz: &mut NpzWriter,
+    progress: &(dyn Fn(u64) + Sync),
+) -> anyhow::Result<()> {
+    let w = Weights::COUNT;
+    let values = prepared.weights.values();
+    let n = selection.count;
+    let compute =
+        |block: &Block<'_>, rows: &[u32], out: &mut Vec<u8>, sparse: Option<&mut Vec<u8>>| {
+            let mut extras = TermExtras::default();
+            let mut counts = vec![0i16; w];
+            let mut dense: Vec<i16> = Vec::new();
+            let mut indices: Vec<i32> = Vec::new();
+            let mut nonzero_values: Vec<i16> = Vec::new();
+            if sparse.is_none() {
+                dense.reserve(rows.len() * w);
+            }
+            for &row in rows {
+                counts.fill(0);
+                let e = coefficients(prepared, &row_boards(block, row as usize), &mut counts);
+                push_extras(&mut extras, &e, &counts, &values);
+                if sparse.is_some() {
+                    let before = indices.len();
+                    for (place, &count) in counts.iter().enumerate() {
+                        if count != 0 {
+                            indices.push(place as i32);
+                            nonzero_values.push(count);
+                        }
+                    }
+                    extras.nonzeros.push((indices.len() - before) as u32);
+                } else {
+                    dense.extend_from_slice(&counts);
+                }
+            }
+            match sparse {
+                None => out.extend_from_slice(bytemuck::cast_slice(&dense)),
+                Some(values_out) => {
+                    out.extend_from_slice(bytemuck::cast_slice(&indices));
+                    values_out.extend_from_slice(bytemuck::cast_slice(&nonzero_values));
+                }
+            }
+            extras
+        };
+    let per_block: Vec<(TermExtras, Vec<u8>)> = match layout {
+        Layout::Dense => stream(
+            db,
+            selection,
+            npz,
+            ("coefficients", "<i2", &[n, w as u64]),
+            |_, block, rows, out| (compute(block, rows, out, None), Vec::new()),
+            progress,
+        )?,
+        Layout::Sparse => {
+            // The non-zero count is known only once every row is done: the sparse arrays are
+            // gathered in memory (about 70 non-zeros, 420 bytes, a position), then written.
+            let window = rayon::current_num_threads() * BLOCKS_PER_THREAD;
+            let mut gathered = Vec::with_capacity(db.block_count());
+            let mut first = 0;
+            while first < db.block_count() {
+                let last = (first + window).min(db.block_count());
+                let pieces: Vec<(TermExtras, Vec<u8>, Vec<u8>)> = (first..last)
+                    .into_par_iter()
+                    .map(|index| -> anyhow::Result<_> {
+                        let block = db.block(index)?;
+                        let rows = selection.rows_of(index, &block);
+                        let (mut indices, mut nonzero_values) = (Vec::new(), Vec::new());
+                        let extras =
+                            compute(&block, &rows, &mut indices, Some(&mut nonzero_values));
+                        progress(rows.len() as u64);
+                        Ok((extras, indices, nonzero_values))
+                    })
+                    .collect::<anyhow::Result<_>>()?;
+                gathered.extend(pieces);
+                first = last;
+            }
+            let nnz: u64 = gathered.iter().map(|(_, i, _)| i.len() as u64 / 4).sum();
+            let mut indptr = Vec::with_capacity(n as usize + 1);
+            indptr.push(0i64);
+            for (extras, _, _) in &gathered {
+                for &count in &extras.nonzeros {
+                    let last = *indptr.last().unwrap_or(&0);
+                    indptr.push(last + count as i64);
+                }
+            }
+            npz.array("indptr", "<i8", &[n + 1], &indptr)?;
+            npz.start_array("indices", "<i4", &[nnz])?;
+            for (_, indices, _) in &gathered {
+                npz.write(indices)?;
+            }
+            npz.start_array("values", "<i2", &[nnz])?;
+            let mut extras = Vec::with_capacity(gathered.len());
+            for (e, _, nonzero_values) in gathered {
+                npz.write(&nonzero_values)?;
+                extras.push((e, Vec::new()));
+            }
+            npz.array("shape", "<i8", &[2], &[n as i64, w as i64])?;
+            extras
+        }
+    };
+    let gather = |pick: fn(&TermExtras) -> &[u8]| -> Vec<u8> {
+        per_block
+            .iter()
+            .flat_map(|(e, _)| pick(e).iter().copied())
+            .collect()
+    };
+    npz.array("phase", "|u1", &[n], &gather(|e| &e.phase))?;
+    npz.array("scale", "|u1", &[n], &gather(|e| &e.scale))?;
+    npz.array("scale_white", "|u1", &[n], &gather(|e| &e.scale_white))?;
+    npz.array("scale_black", "|u1", &[n], &gather(|e| &e.scale_black))?;
+    npz.array("rule", "|u1", &[n], &gather(|e| &e.rule))?;
+    let rule_score: Vec<i32> = per_block
+        .iter()
+        .flat_map(|(e, _)| e.rule_score.iter().copied())
+        .collect();
+    npz.array("rule_score", "<i4", &[n], &rule_score)?;
+    let flat: Vec<i32> = values.iter().flat_map(|v| [v.mg, v.eg]).collect();
+    npz.array("weights", "<i4", &[w as u64, 2], &flat)?;
+    npz.strings("weight_names", &Weights::names())?;
+    Ok(())
+}
+
+/// The 12 piece boards of a position: P N B R Q K of White, then of Black.
+fn piece_planes(block: &Block<'_>, row: usize) -> [u64; 12] {
+    let mut planes = [0u64; 12];
+    for (i, plane) in planes.iter_mut().enumerate() {
+        let (color, kind) = (i / 6, i % 6);
+        *plane = block.pieces[kind][row].0 & block.colors[color][row].0;
+    }
+    planes
+}
+
+/// Each bit of `board` as one byte, a1 first (rank by rank): an 8 x 8 plane, `[rank][file]`.
+fn unpack(board: u64, out: &mut Vec<u8>) {
+    for square in 0..64 {
+        out.push((board >> square & 1) as u8);
+    }
+}
+
+/// The pawn-structure mask columns (the king-distance sums are not planes).
+pub fn mask_plane_names() -> Vec<String> {
+    features::column_names()
+        .into_iter()
+        .enumerate()
+        .filter(|(c, _)| !is_distance_column(*c))
+        .map(|(_, name)| name)
+        .collect()
+}
+
+/// Writes `planes` ((N, 12) u64, or (N, 12, 8, 8) u8 unpacked), `masks` (the pawn-structure
+/// masks, same form) and `mask_names`.
+pub fn write_planes(
+    db: &Database,
+    selection: &Selection,
+    unpacked: bool,
+    path: features::Path,
+    npz: &mut NpzWriter,
+    progress: &(dyn Fn(u64) + Sync),
+) -> anyhow::Result<()> {
+    let n = selection.count;
+    let (descr, shape) = if unpacked {
+        ("|u1", vec![n, 12, 8, 8])
+    } else {
+        ("<u8", vec![n, 12])
+    };
+    stream(
+        db,
+        selection,
+        npz,
+        ("planes", descr, &shape),
+        |_, block, rows, out| {
+            out.reserve(rows.len() * if unpacked { 768 } else { 96 });
+            for &row in rows {
+                let planes = piece_planes(block, row as usize);
+                if unpacked {
+                    for plane in planes {
+                        unpack(plane, out);
+                    }
+                } else {
+                    out.extend_from_slice(bytemuck::cast_slice(&planes));
+                }
+            }
+        },
+        &|_| {},
+    )?;
+    let masks: Vec<usize> = (0..MASK_COLUMNS)
+        .filter(|c| !is_distance_column(*c))
+        .collect();
+    let m = masks.len() as u64;
+    let (descr, shape) = if unpacked {
+        ("|u1", vec![n, m, 8, 8])
+    } else {
+        ("<u8", vec![n, m])
+    };
+    stream(
+        db,
+        selection,
+        npz,
+        ("masks", descr, &shape),
+        |_, block, rows, out| {
+            let size = block.pieces[0].len();
+            let mut columns = vec![0u64; size * MASK_COLUMNS];
+            features::block_features(path, block, &mut columns);
+            for &row in rows {
+                for &c in &masks {
+                    let mask = columns[c * size + row as usize];
+                    if unpacked {
+                        unpack(mask, out);
+                    } else {
+                        out.extend_from_slice(&mask.to_le_bytes());
+                    }
+                }
+            }
+        },
+        progress,
+    )?;
+    npz.strings("mask_names", &mask_plane_names())?;
+    Ok(())
+}
+
+/// Writes `index` (the DB row), `stm` (0 White, 1 Black), `result` (float32: 1, 0.5, 0 from
+/// White's side, NaN unknown), `score` (int32 centipawns, White's side, [`UNKNOWN_SCORE`]
+/// unknown), `game` (int64, -1 unknown) and `ply` (int32, -1 unknown).
+pub fn write_labels(
+    db: &Database,
+    selection: &Selection,
+    npz: &mut NpzWriter,
+) -> anyhow::Result<()> {
+    let n = selection.count;
+    let block_size = db.block_size() as u64;
+    let no_progress = |_| {};
+    stream(
+        db,
+        selection,
+        npz,
+        ("index", "<u8", &[n]),
+        |index, _, rows, out| {
+            let base = index as u64 * block_size;
+            for &row in rows {
+                out.extend_from_slice(&(base + row as u64).to_le_bytes());
+            }
+        },
+        &no_progress,
+    )?;
+    stream(
+        db,
+        selection,
+        npz,
+        ("stm", "|u1", &[n]),
+        |_, block, rows, out| out.extend(rows.iter().map(|&r| block.side_to_move[r as usize])),
+        &no_progress,
+    )?;
+    stream(
+        db,
+        selection,
+        npz,
+        ("result", "<f4", &[n]),
+        |_, block, rows, out| {
+            for &row in rows {
+                let value = match block.result.map(|c| c[row as usize]) {
+                    Some(1) => 1.0f32,
+                    Some(0) => 0.5,
+                    Some(-1) => 0.0,
+                    Some(NO_RESULT) | None | Some(_) => f32::NAN,
+                };
+                out.extend_from_slice(&value.to_le_bytes());
+            }
+        },
+        &no_progress,
+    )?;
+    stream(
+        db,
+        selection,
+        npz,
+        ("score", "<i4", &[n]),
+        |_, block, rows, out| {
+            for &row in rows {
+                let score = block.score.map_or(UNKNOWN_SCORE, |c| c[row as usize]);
+                out.extend_from_slice(&score.to_le_bytes());
+            }
+        },
+        &no_progress,
+    )?;
+    stream(
+        db,
+        selection,
+        npz,
+        ("game", "<i8", &[n]),
+        |_, block, rows, out| {
+            for &row in rows {
+                let game = match block.game_id.map(|c| c[row as usize]) {
+                    Some(NO_GAME) | None => -1i64,
+                    Some(id) => id as i64,
+                };
+                out.extend_from_slice(&game.to_le_bytes());
+            }
+        },
+        &no_progress,
+    )?;
+    stream(
+        db,
+        selection,
+        npz,
+        ("ply", "<i4", &[n]),
+        |_, block, rows, out| {
+            for &row in rows {
+                let ply = match block.ply.map(|c| c[row as usize]) {
+                    Some(NO_PLY) | None => -1i32,
+                    Some(ply) => ply as i32,
+                };
+                out.extend_from_slice(&ply.to_le_bytes());
+            }
+        },
+        &no_progress,
+    )?;
+    Ok(())
+}
