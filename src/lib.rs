@@ -17,6 +17,7 @@ pub mod perft;
 pub mod search;
 pub mod table;
 pub mod training;
+pub mod tune;
 pub mod uci;
 pub mod zobrist;
 

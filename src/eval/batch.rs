@@ -45,7 +45,8 @@ pub fn rule_code(rule: endgame::Rule) -> i32 {
     }
 }
 
-fn row_boards(block: &Block<'_>, row: usize) -> PositionBoards {
+/// The boards of row `row` of `block`, as the special endgames and the coefficients read them.
+pub(crate) fn row_boards(block: &Block<'_>, row: usize) -> PositionBoards {
     PositionBoards {
         pieces: block.pieces.map(|c| c[row].0),
         colors: block.colors.map(|c| c[row].0),

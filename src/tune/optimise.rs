@@ -1,0 +1,261 @@
+//! Adam over minibatches of the training positions, the gradient of each computed in
+//! parallel (one gradient vector per worker, summed at the end of the minibatch).
+
+use rayon::prelude::*;
+
+use super::data::Positions;
+use super::model::{self, Params};
+use super::{Rng, TuneError};
+use crate::eval::weights::max_count;
+use crate::eval::{Weight, Weights};
+
+/// The largest |weight| the weights file takes.
+pub const MAX_WEIGHT: f64 = 100_000.0;
+
+/// Positions a minibatch is made of runs of (each epoch shuffles the runs): short enough
+/// to mix many places of the data into one minibatch, long enough to amortise a task.
+const RUN: usize = 256;
+
+/// Adam's state (Kingma and Ba), one moment pair per parameter.
+#[derive(Clone, Debug)]
+pub struct Adam {
+    pub beta1: f64,
+    pub beta2: f64,
+    /// Against division by zero only: the gradients here are small (a weight's gradient is
+    /// its count times about 1e-4 per position, averaged over a minibatch, so that of a
+    /// rare weight is 1e-8 or less), and the usual 1e-8 would damp those.
+    pub epsilon: f64,
+    first: Vec<[f64; 2]>,
+    second: Vec<[f64; 2]>,
+    steps: i32,
+}
+
+impl Adam {
+    pub fn new(parameters: usize) -> Adam {
+        Adam {
+            beta1: 0.9,
+            beta2: 0.999,
+            epsilon: 1e-12,
+            first: vec![[0.0; 2]; parameters],
+            second: vec![[0.0; 2]; parameters],
+            steps: 0,
+        }
+    }
+
+    /// One step of size `lr` along `gradient`, for the parameters `trainable` marks;
+    /// results are kept within ±[`MAX_WEIGHT`].
+    pub fn step(&mut self, params: &mut Params, gradient: &Params, trainable: &[bool], lr: f64) {
+        self.steps += 1;
+        let correct1 = 1.0 - self.beta1.powi(self.steps);
+        let correct2 = 1.0 - self.beta2.powi(self.steps);
+        for (i, param) in params.iter_mut().enumerate() {
+            if !trainable[i] {
+                continue;
+            }
+            for phase in 0..2 {
+                let g = gradient[i][phase];
+                let m = &mut self.first[i][phase];
+                *m = self.beta1 * *m + (1.0 - self.beta1) * g;
+                let v = &mut self.second[i][phase];
+                *v = self.beta2 * *v + (1.0 - self.beta2) * g * g;
+                let step = lr * (*m / correct1) / ((*v / correct2).sqrt() + self.epsilon);
+                param[phase] = (param[phase] - step).clamp(-MAX_WEIGHT, MAX_WEIGHT);
+            }
+        }
+    }
+}
+
+/// The learning rate of epoch `epoch` (0-based) of `epochs`: cosine from `lr` down to a
+/// tenth of it at the last epoch, so that the last epochs settle the noise of minibatches.
+pub fn scheduled_lr(lr: f64, epoch: usize, epochs: usize) -> f64 {
+    let progress = if epochs > 1 {
+        epoch as f64 / (epochs - 1) as f64
+    } else {
+        0.0
+    };
+    lr * (0.1 + 0.9 * 0.5 * (1.0 + (std::f64::consts::PI * progress).cos()))
+}
+
+/// A tuning run's state: the weights as reals, which of them move, Adam's moments.
+#[derive(Clone, Debug)]
+pub struct Tuner {
+    params: Vec<[f64; 2]>,
+    trainable: Vec<bool>,
+    k: f64,
+    adam: Adam,
+    rng: Rng,
+}
+
+impl Tuner {
+    /// Starts from `start`; the weights `trainable` leaves false keep their values.
+    pub fn new(start: &Weights, trainable: Vec<bool>, k: f64, seed: u64) -> Tuner {
+        assert_eq!(trainable.len(), Weights::COUNT, "one flag a weight");
+        let params = start
+            .values()
+            .iter()
+            .map(|w| [w.mg as f64, w.eg as f64])
+            .collect();
+        Tuner {
+            params,
+            trainable,
+            k,
+            adam: Adam::new(Weights::COUNT),
+            rng: Rng::new(seed),
+        }
+    }
+
+    pub fn k(&self) -> f64 {
+        self.k
+    }
+
+    /// The weights as reals, (mg, eg) in file order.
+    pub fn params(&self) -> &Params {
+        &self.params
+    }
+
+    /// The mean squared error over `parts` at the current (real) weights.
+    pub fn loss(&self, parts: &[Positions]) -> f64 {
+        model::loss(&self.params, self.k, parts)
+    }
+
+    /// One pass over `train` in minibatches of about `batch` positions, in a new random
+    /// order, at learning rate `lr`; returns the mean error of the minibatches, each taken
+    /// before its step (nothing extra to compute).
+    pub fn epoch(&mut self, train: &[Positions], batch: usize, lr: f64) -> f64 {
+        let mut runs: Vec<(u32, u32)> = train
+            .iter()
+            .enumerate()
+            .flat_map(|(part, positions)| {
+                (0..positions.len())
+                    .step_by(RUN)
+                    .map(move |start| (part as u32, start as u32))
+            })
+            .collect();
+        self.rng.shuffle(&mut runs);
+        let runs_per_batch = batch.div_ceil(RUN).max(1);
+        let (mut error, mut seen) = (0.0, 0usize);
+        for minibatch in runs.chunks(runs_per_batch) {
+            let params = &self.params;
+            let k = self.k;
+            let (gradient, batch_error, n) = minibatch
+                .par_iter()
+                .fold(
+                    || (vec![[0.0; 2]; Weights::COUNT], 0.0, 0usize),
+                    |(mut gradient, error, n), &(part, start)| {
+                        let positions = &train[part as usize];
+                        let range = start as usize..(start as usize + RUN).min(positions.len());
+                        let len = range.len();
+                        let e = model::error_and_gradient(
+                            params,
+                            k,
+                            positions,
+                            range,
+                            Some(&mut gradient),
+                        );
+                        (gradient, error + e, n + len)
+                    },
+                )
+                .reduce(
+                    || (vec![[0.0; 2]; Weights::COUNT], 0.0, 0),
+                    |(mut a, ea, na), (b, eb, nb)| {
+                        for (a, b) in a.iter_mut().zip(&b) {
+                            a[0] += b[0];
+                            a[1] += b[1];
+                        }
+                        (a, ea + eb, na + nb)
+                    },
+                );
+            let scale = 1.0 / n.max(1) as f64;
+            let mean: Vec<[f64; 2]> = gradient
+                .iter()
+                .map(|g| [g[0] * scale, g[1] * scale])
+                .collect();
+            self.adam.step(&mut self.params, &mean, &self.trainable, lr);
+            error += batch_error;
+            seen += n;
+        }
+        error / seen.max(1) as f64
+    }
+
+    /// The weights rounded to integers, refused if some position's sums could overflow
+    /// i32 (as the weights loader would refuse the file).
+    pub fn weights(&self) -> Result<Weights, TuneError> {
+        let values: Vec<Weight> = self
+            .params
+            .iter()
+            .map(|&[mg, eg]| Weight {
+                mg: mg.round() as i32,
+                eg: eg.round() as i32,
+            })
+            .collect();
+        let weights = Weights::from_values(&values).expect("one value a weight");
+        let bounds = weights.sum_bounds();
+        if bounds.fit_i32() {
+            return Ok(weights);
+        }
+        let mut costs: Vec<(i64, String)> = Weights::names()
+            .into_iter()
+            .zip(&values)
+            .map(|(name, w)| {
+                let cost = max_count(&name)
+                    * (w.mg.unsigned_abs() as i64 + 64 * w.eg.unsigned_abs() as i64);
+                (cost, format!("{name} {} {}", w.mg, w.eg))
+            })
+            .collect();
+        costs.sort_by_key(|c| std::cmp::Reverse(c.0));
+        let culprits: Vec<String> = costs.into_iter().take(3).map(|(_, text)| text).collect();
+        Err(TuneError::Overflow {
+            mg: bounds.mg,
+            eg: bounds.eg,
+            culprits: culprits.join(", "),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schedule_runs_from_lr_to_a_tenth() {
+        assert_eq!(scheduled_lr(2.0, 0, 50), 2.0);
+        assert!((scheduled_lr(2.0, 49, 50) - 0.2).abs() < 1e-12);
+        assert!((scheduled_lr(2.0, 1, 3) - 1.1).abs() < 1e-12);
+        assert_eq!(scheduled_lr(2.0, 0, 1), 2.0);
+    }
+
+    /// Adam moves trainable parameters against the gradient, by about lr at first, keeps
+    /// the others and clamps to the file's bound.
+    #[test]
+    fn adam_steps_and_clamps() {
+        let mut adam = Adam::new(3);
+        let mut params = vec![[10.0, 10.0], [10.0, 10.0], [99_999.5, -99_999.5]];
+        let gradient = vec![[1e-7, -1e-9], [1.0, 1.0], [-1.0, 1.0]];
+        adam.step(&mut params, &gradient, &[true, false, true], 2.0);
+        assert!((params[0][0] - 8.0).abs() < 1e-3, "{params:?}");
+        assert!((params[0][1] - 12.0).abs() < 1e-2, "{params:?}");
+        assert_eq!(params[1], [10.0, 10.0]);
+        assert_eq!(params[2], [MAX_WEIGHT, -MAX_WEIGHT]);
+        // A parameter with no gradient does not move.
+        let mut still = vec![[5.0, 5.0]];
+        let mut adam = Adam::new(1);
+        for _ in 0..10 {
+            adam.step(&mut still, &[[0.0, 0.0]], &[true], 1.0);
+        }
+        assert_eq!(still, vec![[5.0, 5.0]]);
+    }
+
+    #[test]
+    fn overflowing_weights_are_refused_with_the_culprit() {
+        let mut start = Weights::default();
+        start.material[4] = Weight {
+            mg: 90_000,
+            eg: 90_000,
+        };
+        let tuner = Tuner::new(&start, vec![true; Weights::COUNT], 1.0, 0);
+        let error = tuner.weights().unwrap_err().to_string();
+        assert!(error.contains("material.queen 90000 90000"), "{error}");
+        let fine = Tuner::new(&Weights::default(), vec![true; Weights::COUNT], 1.0, 0);
+        assert_eq!(fine.weights().expect("fits"), Weights::default());
+    }
+}
