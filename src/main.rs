@@ -26,6 +26,7 @@ fn main() -> ExitCode {
         Some(Command::Features(args)) => cli::features::run(args, global),
         Some(Command::Eval(args)) => cli::eval::run(args, global),
         Some(Command::Weights(args)) => cli::weights::run(args),
+        Some(Command::Tune(args)) => cli::tune::run(args, global),
         Some(Command::Show(args)) => cli::show::run(args, global),
         Some(Command::Perft(args)) => cli::perft::run(args),
         Some(Command::Bench(args)) => cli::bench::run(args),

@@ -13,6 +13,7 @@ pub mod output;
 pub mod perft;
 pub mod progress;
 pub mod show;
+pub mod tune;
 pub mod uci;
 pub mod weights;
 
@@ -57,6 +58,8 @@ pub enum Command {
     Eval(eval::Args),
     /// Print the evaluation weights in the --weights file format (the defaults, or FILE's)
     Weights(weights::Args),
+    /// Fit the evaluation weights to labelled positions (Texel tuning) into a weights file
+    Tune(tune::Args),
     /// Draw a position: from a FEN, or position N of a DB
     Show(show::Args),
     /// Count the leaf nodes of the legal move tree (move generator test), or run a suite

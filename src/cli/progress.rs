@@ -46,3 +46,16 @@ pub fn count_bar(total: u64, unit: &str) -> ProgressBar {
     );
     bar
 }
+
+/// A bar counting `total` epochs, its message the losses so far.
+pub fn epochs_bar(total: u64) -> ProgressBar {
+    let bar = bytes_bar(None);
+    bar.set_length(total);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {wide_bar} epoch {pos}/{len} ({eta}) {msg}",
+        )
+        .expect("valid template"),
+    );
+    bar
+}
