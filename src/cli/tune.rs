@@ -145,6 +145,13 @@ pub fn run(args: Args, global: Global) -> Result<()> {
         );
     }
 
+    let (entries, bytes) = dataset.size();
+    let kept = (counts.train + counts.held_out) as f64;
+    let size_text = format!(
+        "{:.1} counts a position, {:.0} MB",
+        entries as f64 / kept,
+        bytes as f64 / 1e6
+    );
     let start_params: Vec<[f64; 2]> = start
         .values()
         .iter()
@@ -224,7 +231,7 @@ pub fn run(args: Args, global: Global) -> Result<()> {
         String::new()
     };
     eprintln!(
-        "tune: positions {}; K {k:.4} ({k_text}); loss {:.6} -> {:.6}{held_loss}; {} epochs{epoch_time}, \
+        "tune: positions {} ({size_text}); K {k:.4} ({k_text}); loss {:.6} -> {:.6}{held_loss}; {} epochs{epoch_time}, \
          {:.2} s in all, {threads} threads; {frozen_count} weights frozen, {untouched} untouched \
          by any training position -> {}",
         describe_counts(&counts, args.wdl_weight),

@@ -84,6 +84,13 @@ impl Positions {
         self.entries.len()
     }
 
+    /// Bytes held (what was filled, not the vectors' spare capacity).
+    pub fn bytes(&self) -> usize {
+        self.entries.len() * size_of::<Entry>()
+            + self.offsets.len() * size_of::<u32>()
+            + self.len() * (size_of::<u8>() + 2 + size_of::<i8>() + 2 * size_of::<i32>())
+    }
+
     /// Adds a position from its dense counts (one per weight).
     pub fn push(&mut self, counts: &[i16], extras: &Extras, result: i8, score: i32) {
         for (weight, &count) in counts.iter().enumerate() {
@@ -250,6 +257,16 @@ impl Dataset {
             }
         }
         Ok(())
+    }
+
+    /// Nonzero counts and bytes held, over every part.
+    pub fn size(&self) -> (usize, usize) {
+        self.train
+            .iter()
+            .chain(&self.held_out)
+            .fold((0, 0), |(entries, bytes), part| {
+                (entries + part.entry_count(), bytes + part.bytes())
+            })
     }
 
     /// For each weight, how many training positions count it (nonzero).
