@@ -231,7 +231,7 @@ pub fn run(args: Args, global: Global) -> Result<()> {
         String::new()
     };
     eprintln!(
-        "tune: positions {} ({size_text}); K {k:.4} ({k_text}); loss {:.6} -> {:.6}{held_loss}; {} epochs{epoch_time}, \
+        "tune: positions {}; {size_text}; K {k:.4} ({k_text}); loss {:.6} -> {:.6}{held_loss}; {} epochs{epoch_time}, \
          {:.2} s in all, {threads} threads; {frozen_count} weights frozen, {untouched} untouched \
          by any training position -> {}",
         describe_counts(&counts, args.wdl_weight),
@@ -280,10 +280,10 @@ fn describe_counts(counts: &LoadCounts, wdl_weight: f64) -> String {
     let dropped = if dropped.is_empty() {
         String::new()
     } else {
-        format!(", dropped {total}: {}", dropped.join(", "))
+        format!("; dropped {total}: {}", dropped.join(", "))
     };
     format!(
-        "{} read, {} training, {} held out{dropped}",
+        "{} read: {} training, {} held out{dropped}",
         counts.read, counts.train, counts.held_out
     )
 }

@@ -91,6 +91,16 @@ impl Positions {
             + self.len() * (size_of::<u8>() + 2 + size_of::<i8>() + 2 * size_of::<i32>())
     }
 
+    fn shrink_to_fit(&mut self) {
+        self.offsets.shrink_to_fit();
+        self.entries.shrink_to_fit();
+        self.phase.shrink_to_fit();
+        self.scale.shrink_to_fit();
+        self.result.shrink_to_fit();
+        self.score.shrink_to_fit();
+        self.target.shrink_to_fit();
+    }
+
     /// Adds a position from its dense counts (one per weight).
     pub fn push(&mut self, counts: &[i16], extras: &Extras, result: i8, score: i32) {
         for (weight, &count) in counts.iter().enumerate() {
@@ -356,6 +366,9 @@ fn load_block(
         part.push(&row_counts, &extras, result, score);
         row_counts.fill(0);
     }
+    // The vectors grew by doubling: up to half of each would be spare for the whole run.
+    train.shrink_to_fit();
+    held.shrink_to_fit();
     Ok((train, held, counts))
 }
 
