@@ -37,6 +37,13 @@ pub enum TuneError {
     )]
     KFlat { loss: f64, baseline: f64 },
     #[error(
+        "K cannot be fitted: the results run against the evaluation (mean squared error \
+         {loss:.6} with the evaluation negated, {baseline:.6} predicting a draw everywhere); \
+         they look to be from Black's or the side to move's point of view, where results are \
+         White's"
+    )]
+    KReversed { loss: f64, baseline: f64 },
+    #[error(
         "the tuned weights could overflow an i32 sum (the weights loader would refuse them): \
          |mg| totals reach {mg} and |eg| {eg} at the largest counts; the largest contributors: \
          {culprits} (freeze them, lower --lr or check the labels)"

@@ -155,6 +155,18 @@ pub fn fit_k(samples: &[(f64, f64)]) -> Result<KFit, TuneError> {
         .expect("a grid");
     let flat = |loss: f64| loss > baseline * (1.0 - MIN_GAIN);
     if flat(errors[best]) {
+        // Results that the negated evaluation predicts were stored from the wrong view.
+        let reversed = grid
+            .iter()
+            .map(|&x| error(-x.exp()))
+            .min_by(f64::total_cmp)
+            .unwrap_or(baseline);
+        if !flat(reversed) {
+            return Err(TuneError::KReversed {
+                loss: reversed,
+                baseline,
+            });
+        }
         return Err(TuneError::KFlat {
             loss: errors[best],
             baseline,
@@ -295,6 +307,9 @@ mod tests {
             .map(|&e| (e, (uniform(&mut rng) < 0.5) as u8 as f64))
             .collect();
         assert!(matches!(fit_k(&noise), Err(TuneError::KFlat { .. })));
+        let flipped: Vec<(f64, f64)> = labelled.iter().map(|&(e, r)| (e, 1.0 - r)).collect();
+        let error = fit_k(&flipped).unwrap_err();
+        assert!(matches!(error, TuneError::KReversed { .. }), "{error}");
 
         let certain: Vec<(f64, f64)> = evals
             .iter()
