@@ -377,6 +377,48 @@ fn filters_and_fixed_k() {
     assert_eq!(weights_file(&second), weights_file(Path::new(first)));
 }
 
+/// A blended target keeps only positions with both labels; each end of the blend needs
+/// its own.
+#[test]
+fn blended_targets_need_both_labels() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("mixed.epd");
+    let mut text = String::new();
+    for (i, mut record) in records(TEXEL).into_iter().take(2000).enumerate() {
+        if i % 2 == 0 {
+            record.labels.score = Some(pawnstorm::eval::evaluate(&record.position));
+        }
+        pawnstorm::labels::write_line(&record, &mut text);
+        text.push('\n');
+    }
+    std::fs::write(&input, text).unwrap();
+    let out = dir.path().join("w.txt");
+    let run = |wdl: &str| {
+        let (_, summary) = ok(&[
+            "tune",
+            input.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--epochs",
+            "2",
+            "--k",
+            "1",
+            "--wdl-weight",
+            wdl,
+        ]);
+        summary
+    };
+    let blended = run("0.5");
+    assert!(
+        blended.contains("2000 read") && blended.contains("1000 without a score"),
+        "{blended}"
+    );
+    let scores = run("0");
+    assert!(scores.contains("1000 without a score"), "{scores}");
+    let results = run("1");
+    assert!(!results.contains("without"), "{results}");
+}
+
 #[test]
 fn bad_options_are_refused_clearly() {
     let dir = tempfile::tempdir().unwrap();

@@ -376,6 +376,46 @@ fn load_block(
 mod tests {
     use super::*;
 
+    /// The target blends the result (White's view, 1 / 0.5 / 0) and the score through the
+    /// sigmoid of K; a label with no share in the blend may be missing.
+    #[test]
+    fn targets_blend_result_and_score() {
+        let extras = Extras {
+            phase: 24,
+            scale: [64, 64],
+            rule: Rule::Terms,
+            rule_score: 0,
+        };
+        let mut part = Positions::default();
+        part.push(&[1, 0], &extras, 1, 400);
+        part.push(&[0, 2], &extras, 0, -200);
+        part.push(&[0, 0], &extras, -1, 0);
+        assert_eq!(part.len(), 3);
+        assert_eq!(part.entry_count(), 2);
+        assert_eq!(
+            part.row(1).entries,
+            &[Entry {
+                weight: 1,
+                count: 2
+            }]
+        );
+        let sigmoid = |cp: f64| 1.0 / (1.0 + 10f64.powf(-1.5 * cp / 400.0));
+        part.set_targets(1.5, 0.25);
+        for (i, (result, score)) in [(1.0, 400.0), (0.5, -200.0), (0.0, 0.0)].iter().enumerate() {
+            let expected = 0.25 * result + 0.75 * sigmoid(*score);
+            assert!((part.row(i).target as f64 - expected).abs() < 1e-6, "{i}");
+        }
+        let mut scores_only = Positions::default();
+        scores_only.push(&[1, 0], &extras, NO_RESULT, 400);
+        scores_only.set_targets(1.0, 0.0);
+        assert!((scores_only.row(0).target - 10.0 / 11.0).abs() < 1e-6);
+        let mut results_only = Positions::default();
+        results_only.push(&[1, 0], &extras, 0, NO_SCORE);
+        results_only.set_targets(1.0, 1.0);
+        assert_eq!(results_only.row(0).target, 0.5);
+        assert_eq!(results_only.score(0), None);
+    }
+
     /// The split holds out about the fraction asked for, by game when there is one.
     #[test]
     fn split_fraction_and_games() {
