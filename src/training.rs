@@ -10,7 +10,9 @@ use rayon::prelude::*;
 
 use crate::db::{Block, Database, NO_GAME, NO_PLY, NO_RESULT, NO_SCORE};
 use crate::eval::Prepared;
-use crate::eval::coefficients::{Extras, coefficients};
+use crate::eval::coefficients::coefficients_lanes;
+use crate::eval::terms::PairLanes;
+use wide::{u64x4, u64x8};
 use crate::eval::endgame::{PositionBoards, Rule};
 use crate::eval::weights::Weights;
 use crate::features::{self, COLUMNS as MASK_COLUMNS, is_distance_column};
@@ -139,21 +141,100 @@ struct TermExtras {
     nonzeros: Vec<u32>,
 }
 
-fn push_extras(extras: &mut TermExtras, e: &Extras, row: &[i16], values: &[crate::eval::Weight]) {
-    // The scale the file's weights pick: by the sign of their eg sum.
-    let eg: i64 = values
-        .iter()
-        .zip(row)
-        .map(|(w, &c)| w.eg as i64 * c as i64)
-        .sum();
-    extras.phase.push(e.phase);
+/// The coefficients of `rows` of `block`, `L::WIDTH` positions at a time: dense rows
+/// appended to `dense`, or the non-zeros to `indices` and `values` (with per-row counts in
+/// the extras).
+fn block_terms<L: PairLanes>(
+    prepared: &Prepared,
+    block: &Block<'_>,
+    rows: &[u32],
+    sparse: bool,
+    dense: &mut Vec<i16>,
+    indices: &mut Vec<i32>,
+    values: &mut Vec<i16>,
+) -> TermExtras {
+    let w = Weights::COUNT;
+    let mut extras = TermExtras::default();
+    let mut scratch = vec![0i16; L::WIDTH * w];
+    let mut out = [None; 8];
+    let mut boards = [PositionBoards {
+        pieces: [0; 6],
+        colors: [0; 2],
+        black_to_move: false,
+    }; 8];
+    for chunk in rows.chunks(L::WIDTH) {
+        for (b, &row) in boards.iter_mut().zip(chunk) {
+            *b = row_boards(block, row as usize);
+        }
+        // Dense rows are counted straight into the output; a short last chunk and the
+        // sparse form go through the scratch rows.
+        let direct = !sparse && chunk.len() == L::WIDTH;
+        let target = if direct {
+            let start = dense.len();
+            dense.resize(start + L::WIDTH * w, 0);
+            &mut dense[start..]
+        } else {
+            scratch.fill(0);
+            &mut scratch[..]
+        };
+        coefficients_lanes::<L>(prepared, &boards[..chunk.len()], target, &mut out);
+        for (lane, result) in out.iter().take(chunk.len()).enumerate() {
+            let Some((e, eg)) = result else {
+                continue;
+            };
+            extras.phase.push(e.phase);
+            // The scale the file's weights pick: by the sign of their eg sum.
+            extras
+                .scale
+                .push(if *eg >= 0 { e.scale[0] } else { e.scale[1] });
+            extras.scale_white.push(e.scale[0]);
+            extras.scale_black.push(e.scale[1]);
+            extras.rule.push(rule_code(e.rule));
+            extras.rule_score.push(e.rule_score);
+            if direct {
+                continue;
+            }
+            let counts = &scratch[lane * w..(lane + 1) * w];
+            if sparse {
+                let before = indices.len();
+                for (place, &count) in counts.iter().enumerate() {
+                    if count != 0 {
+                        indices.push(place as i32);
+                        values.push(count);
+                    }
+                }
+                extras.nonzeros.push((indices.len() - before) as u32);
+            } else {
+                dense.extend_from_slice(counts);
+            }
+        }
+    }
     extras
-        .scale
-        .push(if eg >= 0 { e.scale[0] } else { e.scale[1] });
-    extras.scale_white.push(e.scale[0]);
-    extras.scale_black.push(e.scale[1]);
-    extras.rule.push(rule_code(e.rule));
-    extras.rule_score.push(e.rule_score);
+}
+
+/// [`block_terms`] on the widest lanes `path` allows.
+#[allow(clippy::too_many_arguments)]
+fn block_terms_on(
+    path: features::Path,
+    prepared: &Prepared,
+    block: &Block<'_>,
+    rows: &[u32],
+    sparse: bool,
+    dense: &mut Vec<i16>,
+    indices: &mut Vec<i32>,
+    values: &mut Vec<i16>,
+) -> TermExtras {
+    match path {
+        features::Path::Scalar => {
+            block_terms::<u64>(prepared, block, rows, sparse, dense, indices, values)
+        }
+        features::Path::Simd4 => {
+            block_terms::<u64x4>(prepared, block, rows, sparse, dense, indices, values)
+        }
+        features::Path::Simd8 => {
+            block_terms::<u64x8>(prepared, block, rows, sparse, dense, indices, values)
+        }
+    }
 }
 
 /// How `--kind terms` stores the coefficients.
@@ -171,48 +252,34 @@ pub fn write_terms(
     selection: &Selection,
     prepared: &Prepared,
     layout: Layout,
+    path: features::Path,
     npz: &mut NpzWriter,
     progress: &(dyn Fn(u64) + Sync),
 ) -> anyhow::Result<()> {
     let w = Weights::COUNT;
     let values = prepared.weights.values();
     let n = selection.count;
-    let compute =
-        |block: &Block<'_>, rows: &[u32], out: &mut Vec<u8>, sparse: Option<&mut Vec<u8>>| {
-            let mut extras = TermExtras::default();
-            let mut counts = vec![0i16; w];
-            let mut dense: Vec<i16> = Vec::new();
-            let mut indices: Vec<i32> = Vec::new();
-            let mut nonzero_values: Vec<i16> = Vec::new();
-            if sparse.is_none() {
-                dense.reserve(rows.len() * w);
+    let compute = |block: &Block<'_>, rows: &[u32], out: &mut Vec<u8>, sparse: Option<&mut Vec<u8>>| {
+        let (mut dense, mut indices, mut nonzero_values) = (Vec::new(), Vec::new(), Vec::new());
+        let extras = block_terms_on(
+            path,
+            prepared,
+            block,
+            rows,
+            sparse.is_some(),
+            &mut dense,
+            &mut indices,
+            &mut nonzero_values,
+        );
+        match sparse {
+            None => out.extend_from_slice(bytemuck::cast_slice(&dense)),
+            Some(values_out) => {
+                out.extend_from_slice(bytemuck::cast_slice(&indices));
+                values_out.extend_from_slice(bytemuck::cast_slice(&nonzero_values));
             }
-            for &row in rows {
-                counts.fill(0);
-                let e = coefficients(prepared, &row_boards(block, row as usize), &mut counts);
-                push_extras(&mut extras, &e, &counts, &values);
-                if sparse.is_some() {
-                    let before = indices.len();
-                    for (place, &count) in counts.iter().enumerate() {
-                        if count != 0 {
-                            indices.push(place as i32);
-                            nonzero_values.push(count);
-                        }
-                    }
-                    extras.nonzeros.push((indices.len() - before) as u32);
-                } else {
-                    dense.extend_from_slice(&counts);
-                }
-            }
-            match sparse {
-                None => out.extend_from_slice(bytemuck::cast_slice(&dense)),
-                Some(values_out) => {
-                    out.extend_from_slice(bytemuck::cast_slice(&indices));
-                    values_out.extend_from_slice(bytemuck::cast_slice(&nonzero_values));
-                }
-            }
-            extras
-        };
+        }
+        extras
+    };
     let per_block: Vec<(TermExtras, Vec<u8>)> = match layout {
         Layout::Dense => stream(
             db,
