@@ -11,13 +11,13 @@ use rayon::prelude::*;
 use crate::db::{Block, Database, NO_GAME, NO_PLY, NO_RESULT, NO_SCORE};
 use crate::eval::Prepared;
 use crate::eval::coefficients::coefficients_lanes;
-use crate::eval::terms::PairLanes;
-use wide::{u64x4, u64x8};
 use crate::eval::endgame::{PositionBoards, Rule};
+use crate::eval::terms::PairLanes;
 use crate::eval::weights::Weights;
 use crate::features::{self, COLUMNS as MASK_COLUMNS, is_distance_column};
 use crate::filters::{Dropped, Filter};
 use crate::npz::NpzWriter;
+use wide::{u64x4, u64x8};
 
 /// Blocks computed at once per worker thread before they are written.
 const BLOCKS_PER_THREAD: usize = 2;
@@ -141,19 +141,20 @@ struct TermExtras {
     nonzeros: Vec<u32>,
 }
 
-/// The coefficients of `rows` of `block`, `L::WIDTH` positions at a time: dense rows
-/// appended to `dense`, or the non-zeros to `indices` and `values` (with per-row counts in
-/// the extras).
+/// The coefficients of `rows` of `block`, `L::WIDTH` positions at a time: dense rows into
+/// `dense` (`rows.len()` x W zeros), or, when `sparse`, the non-zeros appended to `indices`
+/// and `values` (with per-row counts in the extras).
 fn block_terms<L: PairLanes>(
     prepared: &Prepared,
     block: &Block<'_>,
     rows: &[u32],
     sparse: bool,
-    dense: &mut Vec<i16>,
+    dense: &mut [i16],
     indices: &mut Vec<i32>,
     values: &mut Vec<i16>,
 ) -> TermExtras {
     let w = Weights::COUNT;
+    let mut done = 0;
     let mut extras = TermExtras::default();
     let mut scratch = vec![0i16; L::WIDTH * w];
     let mut out = [None; 8];
@@ -170,9 +171,7 @@ fn block_terms<L: PairLanes>(
         // sparse form go through the scratch rows.
         let direct = !sparse && chunk.len() == L::WIDTH;
         let target = if direct {
-            let start = dense.len();
-            dense.resize(start + L::WIDTH * w, 0);
-            &mut dense[start..]
+            &mut dense[done * w..(done + L::WIDTH) * w]
         } else {
             scratch.fill(0);
             &mut scratch[..]
@@ -205,9 +204,10 @@ fn block_terms<L: PairLanes>(
                 }
                 extras.nonzeros.push((indices.len() - before) as u32);
             } else {
-                dense.extend_from_slice(counts);
+                dense[(done + lane) * w..(done + lane + 1) * w].copy_from_slice(counts);
             }
         }
+        done += chunk.len();
     }
     extras
 }
@@ -220,7 +220,7 @@ fn block_terms_on(
     block: &Block<'_>,
     rows: &[u32],
     sparse: bool,
-    dense: &mut Vec<i16>,
+    dense: &mut [i16],
     indices: &mut Vec<i32>,
     values: &mut Vec<i16>,
 ) -> TermExtras {
@@ -259,27 +259,56 @@ pub fn write_terms(
     let w = Weights::COUNT;
     let values = prepared.weights.values();
     let n = selection.count;
-    let compute = |block: &Block<'_>, rows: &[u32], out: &mut Vec<u8>, sparse: Option<&mut Vec<u8>>| {
-        let (mut dense, mut indices, mut nonzero_values) = (Vec::new(), Vec::new(), Vec::new());
-        let extras = block_terms_on(
-            path,
-            prepared,
-            block,
-            rows,
-            sparse.is_some(),
-            &mut dense,
-            &mut indices,
-            &mut nonzero_values,
-        );
-        match sparse {
-            None => out.extend_from_slice(bytemuck::cast_slice(&dense)),
-            Some(values_out) => {
-                out.extend_from_slice(bytemuck::cast_slice(&indices));
-                values_out.extend_from_slice(bytemuck::cast_slice(&nonzero_values));
-            }
-        }
-        extras
-    };
+    let compute =
+        |block: &Block<'_>, rows: &[u32], out: &mut Vec<u8>, sparse: Option<&mut Vec<u8>>| {
+            let (mut indices, mut nonzero_values) = (Vec::new(), Vec::new());
+            let Some(values_out) = sparse else {
+                // Dense rows are counted in place, in the output bytes (glibc's allocations are
+                // 16-byte aligned; a misaligned one would go through a copy).
+                let start = out.len();
+                out.resize(start + rows.len() * w * 2, 0);
+                return match bytemuck::try_cast_slice_mut::<u8, i16>(&mut out[start..]) {
+                    Ok(dense) => block_terms_on(
+                        path,
+                        prepared,
+                        block,
+                        rows,
+                        false,
+                        dense,
+                        &mut indices,
+                        &mut nonzero_values,
+                    ),
+                    Err(_) => {
+                        let mut dense = vec![0i16; rows.len() * w];
+                        let extras = block_terms_on(
+                            path,
+                            prepared,
+                            block,
+                            rows,
+                            false,
+                            &mut dense,
+                            &mut indices,
+                            &mut nonzero_values,
+                        );
+                        out[start..].copy_from_slice(bytemuck::cast_slice(&dense));
+                        extras
+                    }
+                };
+            };
+            let extras = block_terms_on(
+                path,
+                prepared,
+                block,
+                rows,
+                true,
+                &mut [],
+                &mut indices,
+                &mut nonzero_values,
+            );
+            out.extend_from_slice(bytemuck::cast_slice(&indices));
+            values_out.extend_from_slice(bytemuck::cast_slice(&nonzero_values));
+            extras
+        };
     let per_block: Vec<(TermExtras, Vec<u8>)> = match layout {
         Layout::Dense => stream(
             db,

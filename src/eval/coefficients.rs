@@ -38,7 +38,11 @@ pub struct CoefficientSink<'a, L: PairLanes> {
 impl<'a, L: PairLanes> CoefficientSink<'a, L> {
     /// `rows` must hold `L::WIDTH` x [`Weights::COUNT`] zeros (or counts to add to).
     pub fn new(weights: &'a Weights, rows: &'a mut [i16]) -> CoefficientSink<'a, L> {
-        assert_eq!(rows.len(), L::WIDTH * Weights::COUNT, "one count per weight and lane");
+        assert_eq!(
+            rows.len(),
+            L::WIDTH * Weights::COUNT,
+            "one count per weight and lane"
+        );
         let psqt_base = weights
             .index_of(&weights.psqt[0][0])
             .expect("psqt is a field");
