@@ -125,8 +125,8 @@ pub fn coefficients_lanes<L: PairLanes>(
     assert!(boards.len() <= L::WIDTH && out.len() >= boards.len());
     let mut lanes = [[0u64; 8]; 9];
     for (lane, b) in boards.iter().enumerate() {
-        for kind in 0..6 {
-            lanes[kind][lane] = b.pieces[kind];
+        for (kind_lanes, board) in lanes.iter_mut().zip(b.pieces) {
+            kind_lanes[lane] = board;
         }
         lanes[6][lane] = b.colors[0];
         lanes[7][lane] = b.colors[1];
