@@ -495,90 +495,67 @@ pub fn write_labels(
 ) -> anyhow::Result<()> {
     let n = selection.count;
     let block_size = db.block_size() as u64;
-    let no_progress = |_| {};
-    stream(
+    /// One block's labels, gathered in one pass (small next to the features).
+    #[derive(Default)]
+    struct Labels {
+        index: Vec<u64>,
+        stm: Vec<u8>,
+        result: Vec<f32>,
+        score: Vec<i32>,
+        game: Vec<i64>,
+        ply: Vec<i32>,
+    }
+    // The index array streams; the others come along from the same pass.
+    let labels = stream(
         db,
         selection,
         npz,
         ("index", "<u8", &[n]),
-        |index, _, rows, out| {
+        |index, block, rows, out| {
             let base = index as u64 * block_size;
+            let mut labels = Labels::default();
             for &row in rows {
-                out.extend_from_slice(&(base + row as u64).to_le_bytes());
-            }
-        },
-        &no_progress,
-    )?;
-    stream(
-        db,
-        selection,
-        npz,
-        ("stm", "|u1", &[n]),
-        |_, block, rows, out| out.extend(rows.iter().map(|&r| block.side_to_move[r as usize])),
-        &no_progress,
-    )?;
-    stream(
-        db,
-        selection,
-        npz,
-        ("result", "<f4", &[n]),
-        |_, block, rows, out| {
-            for &row in rows {
-                let value = match block.result.map(|c| c[row as usize]) {
-                    Some(1) => 1.0f32,
+                let r = row as usize;
+                labels.index.push(base + row as u64);
+                labels.stm.push(block.side_to_move[r]);
+                labels.result.push(match block.result.map(|c| c[r]) {
+                    Some(1) => 1.0,
                     Some(0) => 0.5,
                     Some(-1) => 0.0,
                     Some(NO_RESULT) | None | Some(_) => f32::NAN,
-                };
-                out.extend_from_slice(&value.to_le_bytes());
-            }
-        },
-        &no_progress,
-    )?;
-    stream(
-        db,
-        selection,
-        npz,
-        ("score", "<i4", &[n]),
-        |_, block, rows, out| {
-            for &row in rows {
-                let score = block.score.map_or(UNKNOWN_SCORE, |c| c[row as usize]);
-                out.extend_from_slice(&score.to_le_bytes());
-            }
-        },
-        &no_progress,
-    )?;
-    stream(
-        db,
-        selection,
-        npz,
-        ("game", "<i8", &[n]),
-        |_, block, rows, out| {
-            for &row in rows {
-                let game = match block.game_id.map(|c| c[row as usize]) {
-                    Some(NO_GAME) | None => -1i64,
+                });
+                labels
+                    .score
+                    .push(block.score.map_or(UNKNOWN_SCORE, |c| c[r]));
+                labels.game.push(match block.game_id.map(|c| c[r]) {
+                    Some(NO_GAME) | None => -1,
                     Some(id) => id as i64,
-                };
-                out.extend_from_slice(&game.to_le_bytes());
-            }
-        },
-        &no_progress,
-    )?;
-    stream(
-        db,
-        selection,
-        npz,
-        ("ply", "<i4", &[n]),
-        |_, block, rows, out| {
-            for &row in rows {
-                let ply = match block.ply.map(|c| c[row as usize]) {
-                    Some(NO_PLY) | None => -1i32,
+                });
+                labels.ply.push(match block.ply.map(|c| c[r]) {
+                    Some(NO_PLY) | None => -1,
                     Some(ply) => ply as i32,
-                };
-                out.extend_from_slice(&ply.to_le_bytes());
+                });
             }
+            out.extend_from_slice(bytemuck::cast_slice(&labels.index));
+            labels
         },
-        &no_progress,
+        &|_| {},
     )?;
+    let stm: Vec<u8> = labels.iter().flat_map(|l| l.stm.iter().copied()).collect();
+    npz.array("stm", "|u1", &[n], &stm)?;
+    let result: Vec<f32> = labels
+        .iter()
+        .flat_map(|l| l.result.iter().copied())
+        .collect();
+    npz.array("result", "<f4", &[n], &result)?;
+    let score: Vec<i32> = labels
+        .iter()
+        .flat_map(|l| l.score.iter().copied())
+        .collect();
+    npz.array("score", "<i4", &[n], &score)?;
+    let game: Vec<i64> = labels.iter().flat_map(|l| l.game.iter().copied()).collect();
+    npz.array("game", "<i8", &[n], &game)?;
+    let ply: Vec<i32> = labels.iter().flat_map(|l| l.ply.iter().copied()).collect();
+    npz.array("ply", "<i4", &[n], &ply)?;
     Ok(())
 }
