@@ -99,11 +99,11 @@ fn a_game_is_the_same_whatever_came_before_on_its_engine() {
     let config = quick();
     let mut engine = Engine::new(4);
     let a = play_game(&mut engine, &config, 5);
-    let _other = play_game(&mut engine, &config, 6);
+    let other = play_game(&mut engine, &config, 6);
     let b = play_game(&mut Engine::new(4), &config, 5);
     assert_eq!(a, b);
     assert_eq!(a.random_plies, config.random_plies);
-    assert_ne!(a.moves[..8], _other.moves[..8], "openings of two games");
+    assert_ne!(a.moves[..8], other.moves[..8], "openings of two games");
 }
 
 #[test]
