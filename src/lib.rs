@@ -3,6 +3,7 @@
 //! database and the import/export machinery; `main.rs` is a thin CLI over it.
 
 pub mod board;
+pub mod datagen;
 pub mod db;
 pub mod epd;
 pub mod eval;

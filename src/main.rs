@@ -30,6 +30,7 @@ fn main() -> ExitCode {
         Some(Command::Show(args)) => cli::show::run(args, global),
         Some(Command::Perft(args)) => cli::perft::run(args),
         Some(Command::Bench(args)) => cli::bench::run(args),
+        Some(Command::Datagen(args)) => cli::datagen::run(args),
         // No subcommand is how a GUI starts an engine.
         Some(Command::Uci) | None => cli::uci::run(),
     };

@@ -72,10 +72,13 @@ impl NpzWriter {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let temp = tempfile::Builder::new()
-            .prefix(&format!(".{name}."))
-            .suffix(".partial")
-            .tempfile_in(dir)?;
+        let prefix = format!(".{name}.");
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(&prefix).suffix(".partial");
+        // A finished file is an ordinary one, not the temporary file's private 0600.
+        #[cfg(unix)]
+        builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
+        let temp = builder.tempfile_in(dir)?;
         let (file, temp) = NamedTempFile::into_parts(temp);
         Ok(NpzWriter {
             zip: ZipWriter::new(file),

@@ -10,12 +10,14 @@ use rayon::prelude::*;
 
 use crate::db::{Block, Database, NO_GAME, NO_PLY, NO_RESULT, NO_SCORE};
 use crate::eval::Prepared;
-use crate::eval::coefficients::{Extras, coefficients};
+use crate::eval::coefficients::coefficients_lanes;
 use crate::eval::endgame::{PositionBoards, Rule};
+use crate::eval::terms::PairLanes;
 use crate::eval::weights::Weights;
 use crate::features::{self, COLUMNS as MASK_COLUMNS, is_distance_column};
 use crate::filters::{Dropped, Filter};
 use crate::npz::NpzWriter;
+use wide::{u64x4, u64x8};
 
 /// Blocks computed at once per worker thread before they are written.
 const BLOCKS_PER_THREAD: usize = 2;
@@ -139,21 +141,100 @@ struct TermExtras {
     nonzeros: Vec<u32>,
 }
 
-fn push_extras(extras: &mut TermExtras, e: &Extras, row: &[i16], values: &[crate::eval::Weight]) {
-    // The scale the file's weights pick: by the sign of their eg sum.
-    let eg: i64 = values
-        .iter()
-        .zip(row)
-        .map(|(w, &c)| w.eg as i64 * c as i64)
-        .sum();
-    extras.phase.push(e.phase);
+/// The coefficients of `rows` of `block`, `L::WIDTH` positions at a time: dense rows into
+/// `dense` (`rows.len()` x W zeros), or, when `sparse`, the non-zeros appended to `indices`
+/// and `values` (with per-row counts in the extras).
+fn block_terms<L: PairLanes>(
+    prepared: &Prepared,
+    block: &Block<'_>,
+    rows: &[u32],
+    sparse: bool,
+    dense: &mut [i16],
+    indices: &mut Vec<i32>,
+    values: &mut Vec<i16>,
+) -> TermExtras {
+    let w = Weights::COUNT;
+    let mut done = 0;
+    let mut extras = TermExtras::default();
+    let mut scratch = vec![0i16; L::WIDTH * w];
+    let mut out = [None; 8];
+    let mut boards = [PositionBoards {
+        pieces: [0; 6],
+        colors: [0; 2],
+        black_to_move: false,
+    }; 8];
+    for chunk in rows.chunks(L::WIDTH) {
+        for (b, &row) in boards.iter_mut().zip(chunk) {
+            *b = row_boards(block, row as usize);
+        }
+        // Dense rows are counted straight into the output; a short last chunk and the
+        // sparse form go through the scratch rows.
+        let direct = !sparse && chunk.len() == L::WIDTH;
+        let target = if direct {
+            &mut dense[done * w..(done + L::WIDTH) * w]
+        } else {
+            scratch.fill(0);
+            &mut scratch[..]
+        };
+        coefficients_lanes::<L>(prepared, &boards[..chunk.len()], target, &mut out);
+        for (lane, result) in out.iter().take(chunk.len()).enumerate() {
+            let Some((e, eg)) = result else {
+                continue;
+            };
+            extras.phase.push(e.phase);
+            // The scale the file's weights pick: by the sign of their eg sum.
+            extras
+                .scale
+                .push(if *eg >= 0 { e.scale[0] } else { e.scale[1] });
+            extras.scale_white.push(e.scale[0]);
+            extras.scale_black.push(e.scale[1]);
+            extras.rule.push(rule_code(e.rule));
+            extras.rule_score.push(e.rule_score);
+            if direct {
+                continue;
+            }
+            let counts = &scratch[lane * w..(lane + 1) * w];
+            if sparse {
+                let before = indices.len();
+                for (place, &count) in counts.iter().enumerate() {
+                    if count != 0 {
+                        indices.push(place as i32);
+                        values.push(count);
+                    }
+                }
+                extras.nonzeros.push((indices.len() - before) as u32);
+            } else {
+                dense[(done + lane) * w..(done + lane + 1) * w].copy_from_slice(counts);
+            }
+        }
+        done += chunk.len();
+    }
     extras
-        .scale
-        .push(if eg >= 0 { e.scale[0] } else { e.scale[1] });
-    extras.scale_white.push(e.scale[0]);
-    extras.scale_black.push(e.scale[1]);
-    extras.rule.push(rule_code(e.rule));
-    extras.rule_score.push(e.rule_score);
+}
+
+/// [`block_terms`] on the widest lanes `path` allows.
+#[allow(clippy::too_many_arguments)]
+fn block_terms_on(
+    path: features::Path,
+    prepared: &Prepared,
+    block: &Block<'_>,
+    rows: &[u32],
+    sparse: bool,
+    dense: &mut [i16],
+    indices: &mut Vec<i32>,
+    values: &mut Vec<i16>,
+) -> TermExtras {
+    match path {
+        features::Path::Scalar => {
+            block_terms::<u64>(prepared, block, rows, sparse, dense, indices, values)
+        }
+        features::Path::Simd4 => {
+            block_terms::<u64x4>(prepared, block, rows, sparse, dense, indices, values)
+        }
+        features::Path::Simd8 => {
+            block_terms::<u64x8>(prepared, block, rows, sparse, dense, indices, values)
+        }
+    }
 }
 
 /// How `--kind terms` stores the coefficients.
@@ -171,6 +252,7 @@ pub fn write_terms(
     selection: &Selection,
     prepared: &Prepared,
     layout: Layout,
+    path: features::Path,
     npz: &mut NpzWriter,
     progress: &(dyn Fn(u64) + Sync),
 ) -> anyhow::Result<()> {
@@ -179,38 +261,52 @@ pub fn write_terms(
     let n = selection.count;
     let compute =
         |block: &Block<'_>, rows: &[u32], out: &mut Vec<u8>, sparse: Option<&mut Vec<u8>>| {
-            let mut extras = TermExtras::default();
-            let mut counts = vec![0i16; w];
-            let mut dense: Vec<i16> = Vec::new();
-            let mut indices: Vec<i32> = Vec::new();
-            let mut nonzero_values: Vec<i16> = Vec::new();
-            if sparse.is_none() {
-                dense.reserve(rows.len() * w);
-            }
-            for &row in rows {
-                counts.fill(0);
-                let e = coefficients(prepared, &row_boards(block, row as usize), &mut counts);
-                push_extras(&mut extras, &e, &counts, &values);
-                if sparse.is_some() {
-                    let before = indices.len();
-                    for (place, &count) in counts.iter().enumerate() {
-                        if count != 0 {
-                            indices.push(place as i32);
-                            nonzero_values.push(count);
-                        }
+            let (mut indices, mut nonzero_values) = (Vec::new(), Vec::new());
+            let Some(values_out) = sparse else {
+                // Dense rows are counted in place, in the output bytes (glibc's allocations are
+                // 16-byte aligned; a misaligned one would go through a copy).
+                let start = out.len();
+                out.resize(start + rows.len() * w * 2, 0);
+                return match bytemuck::try_cast_slice_mut::<u8, i16>(&mut out[start..]) {
+                    Ok(dense) => block_terms_on(
+                        path,
+                        prepared,
+                        block,
+                        rows,
+                        false,
+                        dense,
+                        &mut indices,
+                        &mut nonzero_values,
+                    ),
+                    Err(_) => {
+                        let mut dense = vec![0i16; rows.len() * w];
+                        let extras = block_terms_on(
+                            path,
+                            prepared,
+                            block,
+                            rows,
+                            false,
+                            &mut dense,
+                            &mut indices,
+                            &mut nonzero_values,
+                        );
+                        out[start..].copy_from_slice(bytemuck::cast_slice(&dense));
+                        extras
                     }
-                    extras.nonzeros.push((indices.len() - before) as u32);
-                } else {
-                    dense.extend_from_slice(&counts);
-                }
-            }
-            match sparse {
-                None => out.extend_from_slice(bytemuck::cast_slice(&dense)),
-                Some(values_out) => {
-                    out.extend_from_slice(bytemuck::cast_slice(&indices));
-                    values_out.extend_from_slice(bytemuck::cast_slice(&nonzero_values));
-                }
-            }
+                };
+            };
+            let extras = block_terms_on(
+                path,
+                prepared,
+                block,
+                rows,
+                true,
+                &mut [],
+                &mut indices,
+                &mut nonzero_values,
+            );
+            out.extend_from_slice(bytemuck::cast_slice(&indices));
+            values_out.extend_from_slice(bytemuck::cast_slice(&nonzero_values));
             extras
         };
     let per_block: Vec<(TermExtras, Vec<u8>)> = match layout {
@@ -399,90 +495,67 @@ pub fn write_labels(
 ) -> anyhow::Result<()> {
     let n = selection.count;
     let block_size = db.block_size() as u64;
-    let no_progress = |_| {};
-    stream(
+    /// One block's labels, gathered in one pass (small next to the features).
+    #[derive(Default)]
+    struct Labels {
+        index: Vec<u64>,
+        stm: Vec<u8>,
+        result: Vec<f32>,
+        score: Vec<i32>,
+        game: Vec<i64>,
+        ply: Vec<i32>,
+    }
+    // The index array streams; the others come along from the same pass.
+    let labels = stream(
         db,
         selection,
         npz,
         ("index", "<u8", &[n]),
-        |index, _, rows, out| {
+        |index, block, rows, out| {
             let base = index as u64 * block_size;
+            let mut labels = Labels::default();
             for &row in rows {
-                out.extend_from_slice(&(base + row as u64).to_le_bytes());
-            }
-        },
-        &no_progress,
-    )?;
-    stream(
-        db,
-        selection,
-        npz,
-        ("stm", "|u1", &[n]),
-        |_, block, rows, out| out.extend(rows.iter().map(|&r| block.side_to_move[r as usize])),
-        &no_progress,
-    )?;
-    stream(
-        db,
-        selection,
-        npz,
-        ("result", "<f4", &[n]),
-        |_, block, rows, out| {
-            for &row in rows {
-                let value = match block.result.map(|c| c[row as usize]) {
-                    Some(1) => 1.0f32,
+                let r = row as usize;
+                labels.index.push(base + row as u64);
+                labels.stm.push(block.side_to_move[r]);
+                labels.result.push(match block.result.map(|c| c[r]) {
+                    Some(1) => 1.0,
                     Some(0) => 0.5,
                     Some(-1) => 0.0,
                     Some(NO_RESULT) | None | Some(_) => f32::NAN,
-                };
-                out.extend_from_slice(&value.to_le_bytes());
-            }
-        },
-        &no_progress,
-    )?;
-    stream(
-        db,
-        selection,
-        npz,
-        ("score", "<i4", &[n]),
-        |_, block, rows, out| {
-            for &row in rows {
-                let score = block.score.map_or(UNKNOWN_SCORE, |c| c[row as usize]);
-                out.extend_from_slice(&score.to_le_bytes());
-            }
-        },
-        &no_progress,
-    )?;
-    stream(
-        db,
-        selection,
-        npz,
-        ("game", "<i8", &[n]),
-        |_, block, rows, out| {
-            for &row in rows {
-                let game = match block.game_id.map(|c| c[row as usize]) {
-                    Some(NO_GAME) | None => -1i64,
+                });
+                labels
+                    .score
+                    .push(block.score.map_or(UNKNOWN_SCORE, |c| c[r]));
+                labels.game.push(match block.game_id.map(|c| c[r]) {
+                    Some(NO_GAME) | None => -1,
                     Some(id) => id as i64,
-                };
-                out.extend_from_slice(&game.to_le_bytes());
-            }
-        },
-        &no_progress,
-    )?;
-    stream(
-        db,
-        selection,
-        npz,
-        ("ply", "<i4", &[n]),
-        |_, block, rows, out| {
-            for &row in rows {
-                let ply = match block.ply.map(|c| c[row as usize]) {
-                    Some(NO_PLY) | None => -1i32,
+                });
+                labels.ply.push(match block.ply.map(|c| c[r]) {
+                    Some(NO_PLY) | None => -1,
                     Some(ply) => ply as i32,
-                };
-                out.extend_from_slice(&ply.to_le_bytes());
+                });
             }
+            out.extend_from_slice(bytemuck::cast_slice(&labels.index));
+            labels
         },
-        &no_progress,
+        &|_| {},
     )?;
+    let stm: Vec<u8> = labels.iter().flat_map(|l| l.stm.iter().copied()).collect();
+    npz.array("stm", "|u1", &[n], &stm)?;
+    let result: Vec<f32> = labels
+        .iter()
+        .flat_map(|l| l.result.iter().copied())
+        .collect();
+    npz.array("result", "<f4", &[n], &result)?;
+    let score: Vec<i32> = labels
+        .iter()
+        .flat_map(|l| l.score.iter().copied())
+        .collect();
+    npz.array("score", "<i4", &[n], &score)?;
+    let game: Vec<i64> = labels.iter().flat_map(|l| l.game.iter().copied()).collect();
+    npz.array("game", "<i8", &[n], &game)?;
+    let ply: Vec<i32> = labels.iter().flat_map(|l| l.ply.iter().copied()).collect();
+    npz.array("ply", "<i4", &[n], &ply)?;
     Ok(())
 }

@@ -21,7 +21,7 @@ use pawnstorm::eval::terms::{SIGNATURE_BITS, Term};
 use pawnstorm::eval::{Weight, Weights, breakdown, default_weights, evaluate};
 use pawnstorm::{Color, PieceType, Square};
 
-use common::{EPD_FIXTURES, Rng, board_fen, random_square, read_fixture};
+use common::{Rng, board_fen, fixture_positions, random_square};
 
 const PAWN: usize = 0;
 const KNIGHT: usize = 1;
@@ -561,33 +561,6 @@ fn reference(position: &Position, w: &Weights) -> Reference {
     let (total_mg, total_eg) = (mg.iter().sum(), eg.iter().sum());
     let score = endgame::finish(total_mg, total_eg, phase as u64, signature, || boards).score;
     Reference { mg, eg, score }
-}
-
-fn positions_of(text: &str) -> impl Iterator<Item = Position> + '_ {
-    text.lines().filter_map(|line| {
-        let line = line.trim();
-        let line = line.strip_prefix("epd ").unwrap_or(line);
-        if line.is_empty() || line.starts_with('#') {
-            return None;
-        }
-        let fen = line.split(';').next().unwrap_or(line);
-        pawnstorm::epd::parse_position(fen).ok().map(|(p, _)| p)
-    })
-}
-
-fn fixture_positions() -> Vec<Position> {
-    let mut positions = Vec::new();
-    let more = [
-        "perft/perftsuite.epd",
-        "perft/frc-perftsuite.epd",
-        "perft/cpw-tricky.perft",
-    ];
-    for file in EPD_FIXTURES.into_iter().chain(more) {
-        let before = positions.len();
-        positions.extend(positions_of(&read_fixture(file)));
-        assert!(positions.len() > before, "no positions read from {file}");
-    }
-    positions
 }
 
 /// The colour-flipped, vertically mirrored position (castling and en passant dropped: no

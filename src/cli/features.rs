@@ -143,7 +143,9 @@ fn run_npz(args: Args, global: Global) -> Result<()> {
             } else {
                 Layout::Dense
             };
-            training::write_terms(&db, &selection, &prepared, layout, &mut npz, &progress)?;
+            training::write_terms(
+                &db, &selection, &prepared, layout, path, &mut npz, &progress,
+            )?;
         } else {
             training::write_planes(&db, &selection, args.unpacked, path, &mut npz, &progress)?;
         }

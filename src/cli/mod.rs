@@ -3,6 +3,7 @@
 //! nothing in the library sees clap. `main.rs` only parses and dispatches.
 
 pub mod bench;
+pub mod datagen;
 pub mod eval;
 pub mod export;
 pub mod features;
@@ -66,6 +67,8 @@ pub enum Command {
     Perft(perft::Args),
     /// Play through the UCI protocol on standard input and output (what no arguments do)
     Uci,
+    /// Self-play games at a fixed node count into a labelled position DB (training data)
+    Datagen(datagen::Args),
     /// Search a fixed set of positions to a fixed depth: total nodes (a signature of the
     /// search), nodes per second, pawn hash hit rate
     Bench(bench::Args),

@@ -59,3 +59,16 @@ pub fn epochs_bar(total: u64) -> ProgressBar {
     );
     bar
 }
+
+/// A bar counting games of `total`, with a message (positions so far, their rate).
+pub fn games_bar(total: u64) -> ProgressBar {
+    let bar = bytes_bar(None);
+    bar.set_length(total);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {wide_bar} {human_pos}/{human_len} games ({eta}) {msg}",
+        )
+        .expect("valid template"),
+    );
+    bar
+}

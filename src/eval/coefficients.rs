@@ -8,7 +8,7 @@
 //! turns them back into the score; [`score`] implements it.
 
 use super::endgame::{self, MAX_PHASE, PositionBoards, Rule, SCALE_NORMAL};
-use super::terms::{Boards, Sink, Term, all_terms};
+use super::terms::{Boards, PairLanes, Sink, Term, Total, all_terms, psqt_planes};
 use super::weights::{Prepared, Weight, Weights};
 
 /// What besides the counts the score needs.
@@ -25,90 +25,141 @@ pub struct Extras {
     pub rule_score: i32,
 }
 
-/// Records counts into `row` (one `i16` per weight, in file order) instead of weighing.
-/// Only one position at a time (`u64` lanes).
-pub struct CoefficientSink<'a> {
+/// Records counts into `rows` (`L::WIDTH` rows of [`Weights::COUNT`] `i16`s, one per
+/// weight in file order) as the terms weigh, and sums the weighted values as [`Total`] does
+/// (the sign of eg picks the scale factor the current weights use).
+pub struct CoefficientSink<'a, L: PairLanes> {
     weights: &'a Weights,
-    row: &'a mut [i16],
+    rows: &'a mut [i16],
     psqt_base: usize,
+    pub total: Total<L>,
 }
 
-impl<'a> CoefficientSink<'a> {
-    /// `row` must hold [`Weights::COUNT`] zeros (or counts to add to).
-    pub fn new(weights: &'a Weights, row: &'a mut [i16]) -> CoefficientSink<'a> {
-        assert_eq!(row.len(), Weights::COUNT, "one count per weight");
+impl<'a, L: PairLanes> CoefficientSink<'a, L> {
+    /// `rows` must hold `L::WIDTH` x [`Weights::COUNT`] zeros (or counts to add to).
+    pub fn new(weights: &'a Weights, rows: &'a mut [i16]) -> CoefficientSink<'a, L> {
+        assert_eq!(
+            rows.len(),
+            L::WIDTH * Weights::COUNT,
+            "one count per weight and lane"
+        );
         let psqt_base = weights
             .index_of(&weights.psqt[0][0])
             .expect("psqt is a field");
         CoefficientSink {
             weights,
-            row,
+            rows,
             psqt_base,
+            total: Total::new(),
         }
     }
 }
 
-impl Sink<u64> for CoefficientSink<'_> {
+impl<L: PairLanes> Sink<L> for CoefficientSink<'_, L> {
     #[inline(always)]
-    fn add(&mut self, _: Term, _: (u64, u64)) {}
+    fn add(&mut self, term: Term, value: L::Pair) {
+        self.total.add(term, value);
+    }
 
     #[inline(always)]
-    fn times(&mut self, count: u64, weight: &Weight) -> (u64, u64) {
+    fn times(&mut self, count: L, weight: &Weight) -> L::Pair {
         // A weight outside the prepared set would be a term reading a copy: a bug here.
         let place = self
             .weights
             .index_of(weight)
             .expect("terms weigh with fields of the prepared weights");
+        let mut lanes = [0u64; 8];
+        count.store(&mut lanes);
         // Counts are White's minus Black's in two's complement; every weight's count is far
         // inside i16 (`weights::max_count`).
-        self.row[place] = self.row[place].wrapping_add(count as i64 as i16);
-        (0, 0)
+        for (lane, &value) in lanes.iter().take(L::WIDTH).enumerate() {
+            let slot = &mut self.rows[lane * Weights::COUNT + place];
+            *slot = slot.wrapping_add(value as i64 as i16);
+        }
+        L::weigh(count, *weight)
     }
 
     #[inline(always)]
-    fn psqt(&mut self, _: &Prepared, pieces: &[u64; 12], _: u64) -> (u64, u64) {
-        for (set, &board) in pieces.iter().enumerate() {
+    fn psqt(&mut self, prepared: &Prepared, pieces: &[L; 12], count: L) -> L::Pair {
+        for (set, board) in pieces.iter().enumerate() {
             let (kind, black) = (set / 2, set % 2 == 1);
-            let mut squares = board;
-            while squares != 0 {
-                let square = squares.trailing_zeros() as usize;
-                squares &= squares - 1;
-                // Black reads the table vertically mirrored, and counts against White.
-                let (entry, sign) = if black {
-                    (square ^ 56, -1)
-                } else {
-                    (square, 1)
-                };
-                let place = self.psqt_base + kind * 64 + entry;
-                self.row[place] += sign;
+            let mut lanes = [0u64; 8];
+            board.store(&mut lanes);
+            for (lane, &bits) in lanes.iter().take(L::WIDTH).enumerate() {
+                let row = lane * Weights::COUNT + self.psqt_base + kind * 64;
+                let mut squares = bits;
+                while squares != 0 {
+                    let square = squares.trailing_zeros() as usize;
+                    squares &= squares - 1;
+                    // Black reads the table vertically mirrored, and counts against White.
+                    if black {
+                        self.rows[row + (square ^ 56)] -= 1;
+                    } else {
+                        self.rows[row + square] += 1;
+                    }
+                }
             }
         }
-        (0, 0)
+        psqt_planes(prepared, pieces, count)
     }
 }
 
 /// Adds the counts of `boards` into `row` ([`Weights::COUNT`] long, normally zeros) and
 /// returns the rest of what [`score`] needs.
 pub fn coefficients(prepared: &Prepared, boards: &PositionBoards, row: &mut [i16]) -> Extras {
-    let lanes = Boards {
-        pieces: boards.pieces,
-        colors: boards.colors,
-        black_to_move: 0u64.wrapping_sub(boards.black_to_move as u64),
+    let mut extras = [None; 1];
+    coefficients_lanes::<u64>(prepared, std::slice::from_ref(boards), row, &mut extras);
+    let (extras, _) = extras[0].expect("one position");
+    extras
+}
+
+/// [`coefficients`] of up to `L::WIDTH` positions at once: `rows` holds `L::WIDTH` rows (the
+/// ones past `boards.len()` are scratch); `out[i]` gets position i's extras and its eg sum
+/// under `prepared` (whose sign picks the scale the evaluation uses).
+pub fn coefficients_lanes<L: PairLanes>(
+    prepared: &Prepared,
+    boards: &[PositionBoards],
+    rows: &mut [i16],
+    out: &mut [Option<(Extras, i32)>],
+) {
+    assert!(boards.len() <= L::WIDTH && out.len() >= boards.len());
+    let mut lanes = [[0u64; 8]; 9];
+    for (lane, b) in boards.iter().enumerate() {
+        for (kind_lanes, board) in lanes.iter_mut().zip(b.pieces) {
+            kind_lanes[lane] = board;
+        }
+        lanes[6][lane] = b.colors[0];
+        lanes[7][lane] = b.colors[1];
+        lanes[8][lane] = 0u64.wrapping_sub(b.black_to_move as u64);
+    }
+    let boards_lanes = Boards {
+        pieces: std::array::from_fn(|kind| L::load(&lanes[kind])),
+        colors: [L::load(&lanes[6]), L::load(&lanes[7])],
+        black_to_move: L::load(&lanes[8]),
     };
-    let mut sink = CoefficientSink::new(&prepared.weights, row);
-    let meta = all_terms(prepared, &lanes, &mut sink);
-    let material = endgame::Material::from_signature(meta.signature);
-    // The special endgames' scores depend on the pieces alone, not on mg and eg.
-    let finished = endgame::finish(0, 0, meta.phase, meta.signature, || *boards);
-    let rule_score = match finished.rule {
-        Rule::Terms => 0,
-        _ => finished.score,
-    };
-    Extras {
-        phase: finished.phase as u8,
-        scale: [material.scale(0) as u8, material.scale(1) as u8],
-        rule: finished.rule,
-        rule_score,
+    let mut sink = CoefficientSink::<L>::new(&prepared.weights, rows);
+    let meta = all_terms(prepared, &boards_lanes, &mut sink);
+    let (_, eg) = sink.total.sums();
+    let mut values = [[0u64; 8]; 3];
+    eg.store(&mut values[0]);
+    meta.phase.store(&mut values[1]);
+    meta.signature.store(&mut values[2]);
+    for (lane, b) in boards.iter().enumerate() {
+        let (eg, phase, signature) = (values[0][lane] as i32, values[1][lane], values[2][lane]);
+        let material = endgame::Material::from_signature(signature);
+        // The special endgames' scores depend on the pieces alone, not on mg and eg.
+        let finished = endgame::finish(0, 0, phase, signature, || *b);
+        let rule_score = match finished.rule {
+            Rule::Terms => 0,
+            _ => finished.score,
+        };
+        let extras = Extras {
+            phase: finished.phase as u8,
+            scale: [material.scale(0) as u8, material.scale(1) as u8],
+            rule: finished.rule,
+            rule_score,
+        };
+        out[lane] = Some((extras, eg));
     }
 }
 

@@ -137,3 +137,32 @@ pub fn fix_v2_crcs(bytes: &mut [u8]) {
     bytes[40..44].copy_from_slice(&crc32(&[&crcs]).to_le_bytes());
     fix_header_crc(bytes);
 }
+
+/// The positions of EPD text (`epd ` prefixes, comments and bad lines skipped).
+pub fn positions_of(text: &str) -> impl Iterator<Item = pawnstorm::Position> + '_ {
+    text.lines().filter_map(|line| {
+        let line = line.trim();
+        let line = line.strip_prefix("epd ").unwrap_or(line);
+        if line.is_empty() || line.starts_with('#') {
+            return None;
+        }
+        let fen = line.split(';').next().unwrap_or(line);
+        pawnstorm::epd::parse_position(fen).ok().map(|(p, _)| p)
+    })
+}
+
+/// Every position of the EPD fixtures and the perft suites.
+pub fn fixture_positions() -> Vec<pawnstorm::Position> {
+    let mut positions = Vec::new();
+    let more = [
+        "perft/perftsuite.epd",
+        "perft/frc-perftsuite.epd",
+        "perft/cpw-tricky.perft",
+    ];
+    for file in EPD_FIXTURES.into_iter().chain(more) {
+        let before = positions.len();
+        positions.extend(positions_of(&read_fixture(file)));
+        assert!(positions.len() > before, "no positions read from {file}");
+    }
+    positions
+}

@@ -23,6 +23,7 @@ use super::weights::{Prepared, RankTable, Weight};
 
 pub use pair::PairLanes;
 pub use pawns::pawn_terms;
+pub use pieces::psqt_planes;
 
 /// The terms, in breakdown order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

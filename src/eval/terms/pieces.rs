@@ -44,11 +44,7 @@ pub(super) fn psqt<L: PairLanes, S: Sink<L>>(prepared: &Prepared, sets: &Sets<L>
 
 /// The tables' (mg, eg) over the 12 piece sets of [`psqt`], through the prepared planes.
 #[inline(always)]
-pub(super) fn psqt_planes<L: PairLanes>(
-    prepared: &Prepared,
-    pieces: &[L; 12],
-    count: L,
-) -> L::Pair {
+pub fn psqt_planes<L: PairLanes>(prepared: &Prepared, pieces: &[L; 12], count: L) -> L::Pair {
     L::pair(
         plane_sum(&prepared.psqt.mg, pieces, count),
         plane_sum(&prepared.psqt.eg, pieces, count),
