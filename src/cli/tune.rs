@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 
 use pawnstorm::eval::{Prepared, Weights};
+use pawnstorm::features;
 use pawnstorm::filters::Reason;
 use pawnstorm::tune::model::{self, evals_and_results};
 use pawnstorm::tune::optimise::scheduled_lr;
@@ -127,6 +128,11 @@ pub fn run(args: Args, global: Global) -> Result<()> {
         seed: args.seed,
         // The quiet test asks the weights the tuning starts from.
         filter: args.filters.filter(&prepared)?,
+        path: if global.scalar {
+            features::Path::Scalar
+        } else {
+            features::Path::native()
+        },
     };
     let mut dataset = Dataset::default();
     for (source, input) in args.inputs.iter().enumerate() {
