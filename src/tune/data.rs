@@ -2,9 +2,10 @@
 //! rows), its phase and scale factors, and its labels, split into training and held-out
 //! positions.
 //!
-//! A position has about 70 nonzero counts of the 464 weights (material and tables differ
-//! between the sides, most other terms are zero or cancel), so a row costs 4 bytes a count
-//! plus 16 bytes: some 300 MB for a million positions, against 930 MB dense.
+//! A position of game play has some 34 nonzero counts of the 464 weights (most terms are
+//! zero or cancel between the sides, and so do the table entries of pieces on mirrored
+//! squares), so a row costs 4 bytes a count plus 16 bytes: some 155 MB for a million
+//! positions, against 930 MB dense.
 
 use bytemuck::{Pod, Zeroable};
 use rayon::prelude::*;
