@@ -131,11 +131,7 @@ impl Row {
     pub fn of_block(block: &Block<'_>, row: usize) -> Row {
         use crate::db::{NO_PLY, NO_RESULT, NO_SCORE};
         Row {
-            boards: PositionBoards {
-                pieces: block.pieces.map(|c| c[row].0),
-                colors: block.colors.map(|c| c[row].0),
-                black_to_move: block.side_to_move[row] != 0,
-            },
+            boards: crate::eval::batch::row_boards(block, row),
             result: block.result.map(|c| c[row]).filter(|&r| r != NO_RESULT),
             score: block.score.map(|c| c[row]).filter(|&s| s != NO_SCORE),
             ply: block.ply.map(|c| c[row]).filter(|&p| p != NO_PLY),

@@ -43,7 +43,13 @@ pub fn npy_header(descr: &str, shape: &[u64]) -> Vec<u8> {
                 .join(", ")
         ),
     };
-    let mut dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+    npy_header_dict(&format!("'{descr}'"), &shape)
+}
+
+/// The header around `descr` and `shape` as Python literals (`'<i2'` or a structured
+/// `[('a', '<u8'), ...]`; `(3, 5)`): the dictionary, padded to 64 bytes with its preamble.
+pub fn npy_header_dict(descr: &str, shape: &str) -> Vec<u8> {
+    let mut dict = format!("{{'descr': {descr}, 'fortran_order': False, 'shape': {shape}, }}");
     // Magic (6) + version (2) + length (2) + dict + newline: a multiple of 64 bytes.
     let unpadded = 10 + dict.len() + 1;
     dict.push_str(&" ".repeat(unpadded.next_multiple_of(64) - unpadded));

@@ -359,15 +359,7 @@ fn npy_header(columns: &[(String, ColumnType)], rows: u64) -> Vec<u8> {
             format!("[{}]", fields.join(", "))
         }
     };
-    let mut dict = format!("{{'descr': {descr}, 'fortran_order': False, 'shape': ({rows},), }}");
-    // Magic (6) + version (2) + length (2) + dict + newline: a multiple of 64 bytes.
-    let unpadded = 10 + dict.len() + 1;
-    dict.push_str(&" ".repeat(unpadded.next_multiple_of(64) - unpadded));
-    dict.push('\n');
-    let mut header = b"\x93NUMPY\x01\x00".to_vec();
-    header.extend_from_slice(&(dict.len() as u16).to_le_bytes());
-    header.extend_from_slice(dict.as_bytes());
-    header
+    crate::npz::npy_header_dict(&descr, &format!("({rows},)"))
 }
 
 #[cfg(test)]

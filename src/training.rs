@@ -10,6 +10,7 @@ use rayon::prelude::*;
 
 use crate::db::{Block, Database, NO_GAME, NO_PLY, NO_RESULT, NO_SCORE};
 use crate::eval::Prepared;
+use crate::eval::batch::row_boards;
 use crate::eval::coefficients::coefficients_lanes;
 use crate::eval::endgame::{PositionBoards, Rule};
 use crate::eval::terms::PairLanes;
@@ -113,14 +114,6 @@ fn stream<T: Send>(
         first = last;
     }
     Ok(kept)
-}
-
-fn row_boards(block: &Block<'_>, row: usize) -> PositionBoards {
-    PositionBoards {
-        pieces: block.pieces.map(|c| c[row].0),
-        colors: block.colors.map(|c| c[row].0),
-        black_to_move: block.side_to_move[row] != 0,
-    }
 }
 
 /// The `rule` array's codes.
