@@ -11,8 +11,8 @@ use rayon::prelude::*;
 use crate::db::{Block, Database, NO_GAME, NO_PLY, NO_RESULT, NO_SCORE};
 use crate::eval::Prepared;
 use crate::eval::batch::row_boards;
-use crate::eval::coefficients::coefficients_lanes;
-use crate::eval::endgame::{PositionBoards, Rule};
+use crate::eval::coefficients::for_each_counted;
+use crate::eval::endgame::Rule;
 use crate::eval::terms::PairLanes;
 use crate::eval::weights::Weights;
 use crate::features::{self, COLUMNS as MASK_COLUMNS, is_distance_column};
@@ -147,61 +147,31 @@ fn block_terms<L: PairLanes>(
     values: &mut Vec<i16>,
 ) -> TermExtras {
     let w = Weights::COUNT;
-    let mut done = 0;
     let mut extras = TermExtras::default();
-    let mut scratch = vec![0i16; L::WIDTH * w];
-    let mut out = [None; 8];
-    let mut boards = [PositionBoards {
-        pieces: [0; 6],
-        colors: [0; 2],
-        black_to_move: false,
-    }; 8];
-    for chunk in rows.chunks(L::WIDTH) {
-        for (b, &row) in boards.iter_mut().zip(chunk) {
-            *b = row_boards(block, row as usize);
-        }
-        // Dense rows are counted straight into the output; a short last chunk and the
-        // sparse form go through the scratch rows.
-        let direct = !sparse && chunk.len() == L::WIDTH;
-        let target = if direct {
-            &mut dense[done * w..(done + L::WIDTH) * w]
-        } else {
-            scratch.fill(0);
-            &mut scratch[..]
-        };
-        coefficients_lanes::<L>(prepared, &boards[..chunk.len()], target, &mut out);
-        for (lane, result) in out.iter().take(chunk.len()).enumerate() {
-            let Some((e, eg)) = result else {
-                continue;
-            };
-            extras.phase.push(e.phase);
-            // The scale the file's weights pick: by the sign of their eg sum.
-            extras
-                .scale
-                .push(if *eg >= 0 { e.scale[0] } else { e.scale[1] });
-            extras.scale_white.push(e.scale[0]);
-            extras.scale_black.push(e.scale[1]);
-            extras.rule.push(rule_code(e.rule));
-            extras.rule_score.push(e.rule_score);
-            if direct {
-                continue;
-            }
-            let counts = &scratch[lane * w..(lane + 1) * w];
-            if sparse {
-                let before = indices.len();
-                for (place, &count) in counts.iter().enumerate() {
-                    if count != 0 {
-                        indices.push(place as i32);
-                        values.push(count);
-                    }
+    let boards_of = |&row: &u32| row_boards(block, row as usize);
+    for_each_counted::<L, u32>(prepared, rows, boards_of, |i, counts, e, eg| {
+        extras.phase.push(e.phase);
+        // The scale the file's weights pick: by the sign of their eg sum.
+        extras
+            .scale
+            .push(if eg >= 0 { e.scale[0] } else { e.scale[1] });
+        extras.scale_white.push(e.scale[0]);
+        extras.scale_black.push(e.scale[1]);
+        extras.rule.push(rule_code(e.rule));
+        extras.rule_score.push(e.rule_score);
+        if sparse {
+            let before = indices.len();
+            for (place, &count) in counts.iter().enumerate() {
+                if count != 0 {
+                    indices.push(place as i32);
+                    values.push(count);
                 }
-                extras.nonzeros.push((indices.len() - before) as u32);
-            } else {
-                dense[(done + lane) * w..(done + lane + 1) * w].copy_from_slice(counts);
             }
+            extras.nonzeros.push((indices.len() - before) as u32);
+        } else {
+            dense[i * w..(i + 1) * w].copy_from_slice(counts);
         }
-        done += chunk.len();
-    }
+    });
     extras
 }
 

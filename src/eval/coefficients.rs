@@ -163,6 +163,41 @@ pub fn coefficients_lanes<L: PairLanes>(
     }
 }
 
+/// The counts of many positions, `L::WIDTH` at a time: `each(i, counts, extras, eg)` for
+/// `items[i]` in order, with the boards `boards_of(&items[i])` gives (the counts are valid
+/// only during the call).
+pub fn for_each_counted<L: PairLanes, T>(
+    prepared: &Prepared,
+    items: &[T],
+    boards_of: impl Fn(&T) -> PositionBoards,
+    mut each: impl FnMut(usize, &[i16], &Extras, i32),
+) {
+    let w = Weights::COUNT;
+    let mut rows = vec![0i16; L::WIDTH * w];
+    let mut out = [None; 8];
+    let mut boards = [PositionBoards {
+        pieces: [0; 6],
+        colors: [0; 2],
+        black_to_move: false,
+    }; 8];
+    for (chunk_index, chunk) in items.chunks(L::WIDTH).enumerate() {
+        for (b, item) in boards.iter_mut().zip(chunk) {
+            *b = boards_of(item);
+        }
+        rows.fill(0);
+        coefficients_lanes::<L>(prepared, &boards[..chunk.len()], &mut rows, &mut out);
+        for (lane, result) in out.iter().take(chunk.len()).enumerate() {
+            let (extras, eg) = result.expect("one per position");
+            each(
+                chunk_index * L::WIDTH + lane,
+                &rows[lane * w..(lane + 1) * w],
+                &extras,
+                eg,
+            );
+        }
+    }
+}
+
 /// The score from counts (one row, [`Weights::COUNT`] long), as `docs/EVAL.md` defines it:
 /// mg and eg are the sums of count x weight, the scale is White's when eg >= 0 and Black's
 /// otherwise, the taper rounds toward zero, and a rule's score replaces the result.

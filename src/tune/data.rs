@@ -14,8 +14,8 @@ use wide::{u64x4, u64x8};
 use super::{Rng, mix};
 use crate::db::{Block, Database, DbError, NO_GAME, NO_RESULT, NO_SCORE};
 use crate::eval::batch::row_boards;
-use crate::eval::coefficients::{Extras, coefficients_lanes};
-use crate::eval::endgame::{PositionBoards, Rule};
+use crate::eval::coefficients::{Extras, for_each_counted};
+use crate::eval::endgame::Rule;
 use crate::eval::terms::PairLanes;
 use crate::eval::{Evaluator, Prepared, Weights};
 use crate::features::Path;
@@ -409,37 +409,23 @@ fn counted<L: PairLanes>(
     counts: &mut LoadCounts,
 ) -> (Positions, Positions) {
     let (mut train, mut held) = (Positions::default(), Positions::default());
-    let mut rows = vec![0i16; L::WIDTH * Weights::COUNT];
-    let mut boards = [PositionBoards {
-        pieces: [0; 6],
-        colors: [0; 2],
-        black_to_move: false,
-    }; 8];
-    let mut out = [None; 8];
-    for chunk in kept.chunks(L::WIDTH) {
-        for (boards, &(row, _, _)) in boards.iter_mut().zip(chunk) {
-            *boards = row_boards(block, row);
+    let boards_of = |&(row, _, _): &(usize, i8, i32)| row_boards(block, row);
+    for_each_counted::<L, _>(prepared, kept, boards_of, |i, row_counts, extras, _| {
+        let (row, result, score) = kept[i];
+        if extras.rule != Rule::Terms {
+            counts.rule += 1;
+            return;
         }
-        rows.fill(0);
-        coefficients_lanes::<L>(prepared, &boards[..chunk.len()], &mut rows, &mut out);
-        for (lane, &(row, result, score)) in chunk.iter().enumerate() {
-            let (extras, _) = out[lane].expect("one per position");
-            if extras.rule != Rule::Terms {
-                counts.rule += 1;
-                continue;
-            }
-            let game = block.game_id.map(|c| c[row]).filter(|&g| g != NO_GAME);
-            let part = if held_out(source, game, first + row as u64, options.holdout) {
-                counts.held_out += 1;
-                &mut held
-            } else {
-                counts.train += 1;
-                &mut train
-            };
-            let counts = &rows[lane * Weights::COUNT..(lane + 1) * Weights::COUNT];
-            part.push(counts, &extras, result, score);
-        }
-    }
+        let game = block.game_id.map(|c| c[row]).filter(|&g| g != NO_GAME);
+        let part = if held_out(source, game, first + row as u64, options.holdout) {
+            counts.held_out += 1;
+            &mut held
+        } else {
+            counts.train += 1;
+            &mut train
+        };
+        part.push(row_counts, extras, result, score);
+    });
     // The vectors grew by doubling: up to half of each would be spare for the whole run.
     train.shrink_to_fit();
     held.shrink_to_fit();
