@@ -68,6 +68,63 @@ pub struct Labels {
     pub score: Option<i32>,
     pub game_id: Option<u32>,
     pub ply: Option<u16>,
+    pub white_elo: Option<u16>,
+    pub black_elo: Option<u16>,
+    /// The time control's base time, seconds (PGN `TimeControl` `300+3` gives 300).
+    pub base_seconds: Option<u16>,
+    /// The time control's increment, seconds per move.
+    pub increment: Option<u16>,
+    /// The move played from this position in its game, as [`encode_move`] gives it.
+    pub move_played: Option<u16>,
+}
+
+impl Labels {
+    /// The labels stored in the DB's `u16` columns (`db::U16_LABELS`), in that order.
+    pub fn u16_labels(&self) -> [Option<u16>; 5] {
+        [
+            self.white_elo,
+            self.black_elo,
+            self.base_seconds,
+            self.increment,
+            self.move_played,
+        ]
+    }
+
+    pub fn set_u16_labels(&mut self, values: [Option<u16>; 5]) {
+        [
+            self.white_elo,
+            self.black_elo,
+            self.base_seconds,
+            self.increment,
+            self.move_played,
+        ] = values;
+    }
+}
+
+/// A move as the DB's `move` column stores it: from-square | to-square << 6 |
+/// promotion << 12, squares a1 = 0 .. h8 = 63, promotion 0 none, 1 knight, 2 bishop,
+/// 3 rook, 4 queen. Castling is the king's move (e1g1), as UCI writes it.
+pub fn encode_move(from: u8, to: u8, promotion: u8) -> u16 {
+    from as u16 | (to as u16) << 6 | (promotion as u16) << 12
+}
+
+/// The move's UCI text (`e2e4`, `e7e8q`), or `None` if `code` is no move.
+pub fn move_to_uci(code: u16) -> Option<String> {
+    let (from, to, promotion) = (code & 63, (code >> 6) & 63, code >> 12);
+    if from == to || promotion > 4 {
+        return None;
+    }
+    let square = |s: u16| {
+        [
+            (b'a' + (s % 8) as u8) as char,
+            (b'1' + (s / 8) as u8) as char,
+        ]
+    };
+    let mut text: String = square(from).into_iter().chain(square(to)).collect();
+    if promotion > 0 {
+        text.push(['n', 'b', 'r', 'q'][promotion as usize - 1]);
+    }
+    Some(text)
 }
 
 /// A position with its labels: one row of a position DB.
@@ -315,6 +372,7 @@ mod tests {
                 score: None,
                 game_id: Some(7),
                 ply: Some(33),
+                ..Labels::default()
             }
         );
         // STS keeps UCI moves in c9: not a result, and not an error either.

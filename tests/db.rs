@@ -26,6 +26,11 @@ fn records(count: usize) -> Vec<Record> {
                 score: (i % 4 == 1).then_some(i as i32 - 500),
                 game_id: (i % 5 == 2).then_some(i as u32 / 7),
                 ply: (i % 7 == 3).then_some((i % 300) as u16),
+                white_elo: (i % 6 == 4).then_some(1000 + i as u16 % 2000),
+                black_elo: (i % 6 == 4).then_some(1100 + i as u16 % 1900),
+                base_seconds: (i % 8 == 5).then_some(60 * (i as u16 % 30)),
+                increment: (i % 8 == 5).then_some(i as u16 % 5),
+                move_played: (i % 11 == 6).then_some(i as u16 % 20000),
             };
             record
         })
@@ -190,10 +195,10 @@ fn every_kind_of_damage_is_a_clear_error() {
     );
 
     let mut future = good.clone();
-    future[8..12].copy_from_slice(&3u32.to_le_bytes());
-    expect("future-raw.psdb", &future, "version 3");
+    future[8..12].copy_from_slice(&4u32.to_le_bytes());
+    expect("future-raw.psdb", &future, "version 4");
     fix_header_crc(&mut future);
-    expect("future.psdb", &future, "version 3");
+    expect("future.psdb", &future, "version 4");
 
     // Each header field changed, first as is (the header checksum catches it), then with
     // the checksum recomputed (the field's own check must catch it).
@@ -226,7 +231,7 @@ fn every_kind_of_damage_is_a_clear_error() {
             32u32.to_le_bytes().to_vec(),
             "block size",
         ),
-        ("columns", 28, 0x10u32.to_le_bytes().to_vec(), "columns"),
+        ("columns", 28, 0x200u32.to_le_bytes().to_vec(), "columns"),
         (
             "block-bytes",
             32,
@@ -453,7 +458,7 @@ fn version_1_files_still_read_and_are_checked_whole_when_opened() {
     }
     assert_eq!(writer.finish().unwrap(), 310);
     let db = Database::open(&path).unwrap();
-    assert_eq!(db.header().version, 2);
+    assert_eq!(db.header().version, pawnstorm::db::FORMAT_VERSION);
     db.verify().unwrap();
     let read = read_all(&path);
     assert_eq!(

@@ -465,6 +465,7 @@ fn play_out(
                 score: Some(score),
                 game_id: Some(game_id),
                 ply: Some(ply),
+                ..Labels::default()
             },
         })
         .collect();

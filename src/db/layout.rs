@@ -7,7 +7,7 @@ use super::DbError;
 /// `PSDB`, then bytes that a text-mode transfer or a truncation to 7 bits would change.
 pub const MAGIC: [u8; 8] = *b"PSDB\r\n\x1a\n";
 /// The version pawnstorm writes.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 /// The oldest version pawnstorm reads.
 pub const OLDEST_VERSION: u32 = 1;
 pub const HEADER_SIZE: usize = 128;
@@ -25,6 +25,19 @@ pub const NO_RESULT: i8 = i8::MIN;
 pub const NO_SCORE: i32 = i32::MIN;
 pub const NO_GAME: u32 = u32::MAX;
 pub const NO_PLY: u16 = u16::MAX;
+/// "Unknown" in each of the [`U16_LABELS`] columns (Elo, time control, move).
+pub const NO_U16: u16 = u16::MAX;
+
+/// The `u16` label columns that version 3 added, in file order after `ply`: the players'
+/// Elo ratings, the time control's base time and increment in seconds, and the move played
+/// from the position in its game (see [`crate::labels::encode_move`]).
+pub const U16_LABELS: [(Columns, &str); 5] = [
+    (Columns::WHITE_ELO, "white_elo"),
+    (Columns::BLACK_ELO, "black_elo"),
+    (Columns::BASE_SECONDS, "base_seconds"),
+    (Columns::INCREMENT, "increment"),
+    (Columns::MOVE, "move"),
+];
 
 /// Which optional label columns a DB holds (bit set in the header's `columns` field).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -36,7 +49,14 @@ impl Columns {
     pub const SCORE: Columns = Columns(2);
     pub const GAME_ID: Columns = Columns(4);
     pub const PLY: Columns = Columns(8);
-    pub const ALL: Columns = Columns(15);
+    pub const WHITE_ELO: Columns = Columns(16);
+    pub const BLACK_ELO: Columns = Columns(32);
+    pub const BASE_SECONDS: Columns = Columns(64);
+    pub const INCREMENT: Columns = Columns(128);
+    pub const MOVE: Columns = Columns(256);
+    /// The columns of versions 1 and 2.
+    pub const V2: Columns = Columns(15);
+    pub const ALL: Columns = Columns(511);
 
     /// The columns that these labels fill.
     pub fn of(labels: &crate::labels::Labels) -> Columns {
@@ -44,7 +64,13 @@ impl Columns {
             labels.result.is_some() as u32
                 | (labels.score.is_some() as u32) << 1
                 | (labels.game_id.is_some() as u32) << 2
-                | (labels.ply.is_some() as u32) << 3,
+                | (labels.ply.is_some() as u32) << 3
+                | labels
+                    .u16_labels()
+                    .iter()
+                    .zip(U16_LABELS)
+                    .map(|(value, (column, _))| if value.is_some() { column.0 } else { 0 })
+                    .fold(0, |a, b| a | b),
         )
     }
 
@@ -66,6 +92,7 @@ impl Columns {
             (Columns::PLY, "ply"),
         ]
         .into_iter()
+        .chain(U16_LABELS)
         .filter(|&(c, _)| self.contains(c))
         .map(|(_, name)| name)
         .collect()
@@ -85,6 +112,8 @@ pub struct Layout {
     pub score: Option<usize>,
     pub game_id: Option<usize>,
     pub ply: Option<usize>,
+    /// The [`U16_LABELS`] columns, in that order.
+    pub u16_labels: [Option<usize>; 5],
     /// Where the block's CRC-32 is (its last 4 bytes), in versions that have one.
     pub crc: Option<usize>,
     pub block_bytes: u64,
@@ -116,6 +145,7 @@ impl Layout {
         let score = optional(Columns::SCORE, 4);
         let game_id = optional(Columns::GAME_ID, 4);
         let ply = optional(Columns::PLY, 2);
+        let u16_labels = U16_LABELS.map(|(column, _)| optional(column, 2));
         let crc = (version >= 2).then(|| {
             offset += TRAILER_SIZE;
             offset - 4
@@ -131,6 +161,7 @@ impl Layout {
             score,
             game_id,
             ply,
+            u16_labels,
             crc,
             block_bytes: offset as u64,
         }
@@ -253,7 +284,12 @@ impl Header {
             ));
         }
         let column_bits = u32_at(28);
-        if column_bits & !Columns::ALL.bits() != 0 {
+        let known = if version >= 3 {
+            Columns::ALL
+        } else {
+            Columns::V2
+        };
+        if column_bits & !known.bits() != 0 {
             return corrupt(format!("unknown optional columns {column_bits:#x}"));
         }
         let columns = Columns(column_bits);

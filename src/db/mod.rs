@@ -21,7 +21,8 @@ use crate::labels::{GameResult, Labels, Record};
 use check::Problem;
 pub use layout::{
     Columns, DEFAULT_BLOCK_SIZE, FORMAT_VERSION, HEADER_SIZE, Header, MAGIC, MAX_BLOCK_SIZE,
-    MIN_BLOCK_SIZE, NO_GAME, NO_PLY, NO_RESULT, NO_SCORE, OLDEST_VERSION, TRAILER_SIZE,
+    MIN_BLOCK_SIZE, NO_GAME, NO_PLY, NO_RESULT, NO_SCORE, NO_U16, OLDEST_VERSION, TRAILER_SIZE,
+    U16_LABELS,
 };
 use layout::{Layout, block_crc};
 pub use writer::DbWriter;
@@ -113,6 +114,8 @@ pub struct Block<'a> {
     pub score: Option<&'a [i32]>,
     pub game_id: Option<&'a [u32]>,
     pub ply: Option<&'a [u16]>,
+    /// The [`U16_LABELS`] columns (Elo, time control, move), in that order.
+    pub u16_labels: [Option<&'a [u16]>; 5],
 }
 
 impl Database {
@@ -525,6 +528,15 @@ impl<'a> Block<'a> {
                 Some(o) => Some(column(bytes, o, n)?),
                 None => None,
             },
+            u16_labels: {
+                let mut columns = [None; 5];
+                for (slot, offset) in columns.iter_mut().zip(layout.u16_labels) {
+                    if let Some(o) = offset {
+                        *slot = Some(column::<u16>(bytes, o, n)?);
+                    }
+                }
+                columns
+            },
         })
     }
 
@@ -556,7 +568,7 @@ impl<'a> Block<'a> {
             return Err("fullmove number is 0".to_string());
         }
         let position = Position::from_parts(parts).map_err(|e: PositionError| e.to_string())?;
-        let labels = Labels {
+        let mut labels = Labels {
             result: match self.result.map(|c| c[row]) {
                 None | Some(layout::NO_RESULT) => None,
                 Some(v) => Some(
@@ -572,7 +584,12 @@ impl<'a> Block<'a> {
                 .map(|c| c[row])
                 .filter(|&g| g != layout::NO_GAME),
             ply: self.ply.map(|c| c[row]).filter(|&p| p != layout::NO_PLY),
+            ..Labels::default()
         };
+        labels.set_u16_labels(
+            self.u16_labels
+                .map(|column| column.map(|c| c[row]).filter(|&v| v != layout::NO_U16)),
+        );
         Ok(Record { position, labels })
     }
 }

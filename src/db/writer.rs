@@ -11,7 +11,7 @@ use pawnstorm_kernels::Bitboard;
 use tempfile::NamedTempFile;
 
 use super::layout::{
-    Columns, HEADER_SIZE, Header, Layout, NO_GAME, NO_PLY, NO_RESULT, NO_SCORE, NO_SQUARE,
+    Columns, HEADER_SIZE, Header, Layout, NO_GAME, NO_PLY, NO_RESULT, NO_SCORE, NO_SQUARE, NO_U16,
     block_crc,
 };
 use super::{BlockStream, DbError};
@@ -29,6 +29,7 @@ struct BlockBuffer {
     score: Vec<i32>,
     game_id: Vec<u32>,
     ply: Vec<u16>,
+    u16_labels: [Vec<u16>; 5],
     len: usize,
 }
 
@@ -45,6 +46,7 @@ impl BlockBuffer {
             score: vec![0; n],
             game_id: vec![0; n],
             ply: vec![0; n],
+            u16_labels: [(); 5].map(|_| vec![0; n]),
             len: 0,
         };
         buffer.pad();
@@ -68,6 +70,9 @@ impl BlockBuffer {
         self.score[from..].fill(NO_SCORE);
         self.game_id[from..].fill(NO_GAME);
         self.ply[from..].fill(NO_PLY);
+        for column in &mut self.u16_labels {
+            column[from..].fill(NO_U16);
+        }
     }
 
     fn push(&mut self, record: &Record) {
@@ -89,6 +94,9 @@ impl BlockBuffer {
         self.score[row] = labels.score.unwrap_or(NO_SCORE);
         self.game_id[row] = labels.game_id.unwrap_or(NO_GAME);
         self.ply[row] = labels.ply.unwrap_or(NO_PLY);
+        for (column, value) in self.u16_labels.iter_mut().zip(labels.u16_labels()) {
+            column[row] = value.unwrap_or(NO_U16);
+        }
         self.len += 1;
     }
 }
@@ -215,7 +223,7 @@ impl DbWriter {
         }
         let b = &self.buffer;
         let layout = &self.layout;
-        let mut columns: Vec<(usize, &[u8])> = Vec::with_capacity(18);
+        let mut columns: Vec<(usize, &[u8])> = Vec::with_capacity(23);
         for (i, column) in b.bitboards.iter().enumerate() {
             columns.push((layout.bitboards[i], as_bytes(column)));
         }
@@ -234,6 +242,11 @@ impl DbWriter {
         ] {
             if let Some(offset) = offset {
                 columns.push((offset, bytes));
+            }
+        }
+        for (offset, column) in layout.u16_labels.iter().zip(&b.u16_labels) {
+            if let Some(offset) = *offset {
+                columns.push((offset, as_bytes(column)));
             }
         }
         let crc_at = layout.crc.expect("pawnstorm writes blocks with a CRC");
@@ -355,12 +368,21 @@ fn copy_blocks(
         (from.fullmove_number, to.fullmove_number, n * 2),
     ]);
     let mut block = vec![0u8; to.block_bytes as usize];
-    let unknown: [(Option<usize>, Option<usize>, &[u8]); 4] = [
-        (from.result, to.result, &NO_RESULT.to_le_bytes()),
-        (from.score, to.score, &NO_SCORE.to_le_bytes()),
-        (from.game_id, to.game_id, &NO_GAME.to_le_bytes()),
-        (from.ply, to.ply, &NO_PLY.to_le_bytes()),
+    let (no_result, no_score) = (NO_RESULT.to_le_bytes(), NO_SCORE.to_le_bytes());
+    let (no_game, no_ply, no_u16) = (
+        NO_GAME.to_le_bytes(),
+        NO_PLY.to_le_bytes(),
+        NO_U16.to_le_bytes(),
+    );
+    let mut unknown: Vec<(Option<usize>, Option<usize>, &[u8])> = vec![
+        (from.result, to.result, &no_result),
+        (from.score, to.score, &no_score),
+        (from.game_id, to.game_id, &no_game),
+        (from.ply, to.ply, &no_ply),
     ];
+    for (&s, &t) in from.u16_labels.iter().zip(&to.u16_labels) {
+        unknown.push((s, t, &no_u16));
+    }
     for (source_offset, target_offset, fill) in unknown {
         match (source_offset, target_offset) {
             (Some(s), Some(t)) => moves.push((s, t, n * fill.len())),
