@@ -430,7 +430,8 @@ fn play_out(
     mut first_search: Option<SearchResult>,
 ) -> GameRecord {
     let mut adjudicator = Adjudicator::default();
-    let mut searched: Vec<(Position, i32, u16)> = Vec::new();
+    // (position, score, ply, the move played from it: none for the last, adjudicated one)
+    let mut searched: Vec<(Position, i32, u16, Option<u16>)> = Vec::new();
     let (result, termination) = loop {
         let ply = playing.moves.len() as u16;
         if let Some(end) = playing.rules_outcome() {
@@ -447,24 +448,28 @@ fn play_out(
             .unwrap_or_else(|| search(engine, &playing, config.nodes));
         let board = playing.board();
         let score = white_pov(result.score, board.side_to_move());
-        searched.push((board.position().clone(), score, ply));
+        searched.push((board.position().clone(), score, ply, None));
         if let Some(end) = adjudicator.update(&config.adjudication, ply, score) {
             break end;
         }
         let best = result
             .best
             .expect("a position with a legal move has a best move");
+        if let Some(last) = searched.last_mut() {
+            last.3 = Some(best.label_code());
+        }
         playing.play(best);
     };
     let records = searched
         .into_iter()
-        .map(|(position, score, ply)| Record {
+        .map(|(position, score, ply, move_played)| Record {
             position,
             labels: Labels {
                 result: Some(result),
                 score: Some(score),
                 game_id: Some(game_id),
                 ply: Some(ply),
+                move_played,
                 ..Labels::default()
             },
         })

@@ -133,6 +133,26 @@ impl Move {
         UciMove { mv: self, chess960 }
     }
 
+    /// The move as the DB's `move` label column stores it ([`crate::labels::encode_move`]):
+    /// castling as the king's two-square move, as UCI writes it.
+    pub fn label_code(self) -> u16 {
+        let to = if self.is_castle() {
+            self.castle_king_destination()
+        } else {
+            self.to()
+        };
+        let promotion = match self.promotion() {
+            None => 0,
+            Some(piece) => {
+                1 + PROMOTION_PIECES
+                    .iter()
+                    .position(|&p| p == piece)
+                    .unwrap_or(3) as u8
+            }
+        };
+        crate::labels::encode_move(self.from().index(), to.index(), promotion)
+    }
+
     /// The square the king ends on when this castling move is played.
     pub(crate) fn castle_king_destination(self) -> Square {
         let (from, rook) = (self.from(), self.to());
@@ -294,6 +314,28 @@ mod tests {
 
     fn sq(name: &str) -> Square {
         Square::from_name(name).unwrap()
+    }
+
+    #[test]
+    fn label_codes_decode_to_the_uci_text() {
+        // Castling both ways, promotions of each kind, en passant, plain moves.
+        for fen in [
+            "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+            "r3k2r/1P6/8/2pP4/8/8/6p1/R3K2R b KQkq - 0 1",
+            "r3k2r/1P6/8/2pP4/8/8/6p1/R3K2R w KQkq c6 0 1",
+        ] {
+            let board = Board::from_fen(fen).unwrap();
+            let mut moves = MoveList::new();
+            crate::movegen::legal_moves(&board, &mut moves);
+            assert!(moves.iter().any(|m| m.is_castle()));
+            for &mv in moves.iter() {
+                assert_eq!(
+                    crate::labels::move_to_uci(mv.label_code()),
+                    Some(mv.uci(false).to_string()),
+                    "{fen}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -1,0 +1,37 @@
+"""Shared fixtures: the CLI binary the tests compare with, and the repository's fixtures."""
+
+import os
+import pathlib
+import subprocess
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="session")
+def pawnstorm_bin() -> pathlib.Path:
+    """The CLI built by `cargo build --release` (scripts/python-tests builds it and sets
+    PAWNSTORM_BIN)."""
+    path = pathlib.Path(os.environ.get("PAWNSTORM_BIN", ROOT / "target" / "release" / "pawnstorm"))
+    if not path.exists():
+        pytest.fail(f"{path}: no pawnstorm binary; run `cargo build --release` or set PAWNSTORM_BIN")
+    return path
+
+
+@pytest.fixture(scope="session")
+def fixtures() -> pathlib.Path:
+    return ROOT / "fixtures"
+
+
+@pytest.fixture(scope="session")
+def cli(pawnstorm_bin):
+    """Runs the CLI with arguments; fails the test with its stderr if it fails."""
+
+    def run(*args, check=True):
+        done = subprocess.run([str(pawnstorm_bin), *map(str, args)], capture_output=True, text=True)
+        if check and done.returncode != 0:
+            pytest.fail(f"pawnstorm {' '.join(map(str, args))} failed:\n{done.stderr}")
+        return done
+
+    return run
