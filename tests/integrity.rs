@@ -8,7 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::{PSDB_HEADER, Rng, fix_v2_crcs, fixture, psdb_block_bytes};
+use common::{PSDB_HEADER, Rng, fix_header_crc, fix_v2_crcs, fixture, psdb_block_bytes};
 
 fn pawnstorm(args: &[impl AsRef<std::ffi::OsStr>]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_pawnstorm"))
@@ -320,13 +320,33 @@ fn version_1_files_read_as_before_and_are_refused_when_damaged() {
     let info = String::from_utf8(ok(&["info", &v1]).stdout).unwrap();
     assert!(info.contains("format version:     1\n"), "{info}");
     assert!(info.contains("checksums:          ok (one crc32"), "{info}");
-    let v2 = import_wac(dir.path());
-    let info = String::from_utf8(ok(&["info", s(&v2)]).stdout).unwrap();
-    assert!(info.contains("format version:     2\n"), "{info}");
+    let v3 = import_wac(dir.path());
+    let info = String::from_utf8(ok(&["info", s(&v3)]).stdout).unwrap();
+    assert!(info.contains("format version:     3\n"), "{info}");
     assert!(
         info.contains("checksums:          ok (5 block crc32s"),
         "{info}"
     );
+    // Version 3 only added optional columns: without them a file is version 2 but for
+    // its version field, and a version 2 file reads the same.
+    let mut bytes = std::fs::read(&v3).unwrap();
+    bytes[8..12].copy_from_slice(&2u32.to_le_bytes());
+    fix_header_crc(&mut bytes);
+    let v2 = dir.path().join("wac-v2.psdb");
+    std::fs::write(&v2, &bytes).unwrap();
+    let info = String::from_utf8(ok(&["info", s(&v2)]).stdout).unwrap();
+    assert!(info.contains("format version:     2\n"), "{info}");
+    assert_eq!(
+        ok(&["export", s(&v3)]).stdout,
+        ok(&["export", s(&v2)]).stdout
+    );
+    // A version 2 header may not name a version 3 column.
+    let mut future_column = bytes.clone();
+    future_column[28] |= 16;
+    fix_header_crc(&mut future_column);
+    let bad = dir.path().join("v2-with-elo.psdb");
+    std::fs::write(&bad, &future_column).unwrap();
+    fails_with(&["info", s(&bad)], "unknown optional columns", None);
 
     // The same scores, features and EPD from the version 1 file as from a new import.
     for (command, name) in [("eval", "scores.npy"), ("features", "features.npy")] {
