@@ -28,7 +28,8 @@ pub enum ColumnType {
 }
 
 impl ColumnType {
-    fn numpy(self) -> &'static str {
+    /// The numpy type string (`<u8`, `<u2`, `<i4`).
+    pub fn numpy(self) -> &'static str {
         match self {
             ColumnType::U64 => "<u8",
             ColumnType::U16 => "<u2",
@@ -36,7 +37,8 @@ impl ColumnType {
         }
     }
 
-    fn bytes(self) -> usize {
+    /// Bytes a value.
+    pub fn bytes(self) -> usize {
         match self {
             ColumnType::U64 => 8,
             ColumnType::U16 => 2,
@@ -239,6 +241,50 @@ impl TableWriter {
         })?;
         Ok(rows)
     }
+}
+
+/// Fills `out`, the memory of a packed array of records (the `.npy` table's records, as a
+/// numpy structured array of the same columns holds them), with every piece of `source`
+/// on the current rayon pool: what [`TableWriter::fill`] writes to a file, written in
+/// place into a caller's buffer (the Python package's arrays) with no file and no copy.
+/// `out` must hold `rows` records exactly.
+pub fn fill_records<S: TableSource>(
+    source: &S,
+    columns: &[(String, ColumnType)],
+    rows: u64,
+    piece_rows: usize,
+    out: &mut [u8],
+    done: impl Fn(usize) + Sync,
+) -> Result<u64, S::Error> {
+    assert!(piece_rows > 0, "pieces hold rows");
+    let types: Vec<ColumnType> = columns.iter().map(|&(_, t)| t).collect();
+    let record: usize = types.iter().map(|t| t.bytes()).sum();
+    assert_eq!(out.len() as u64, rows * record as u64, "one record a row");
+    if out.is_empty() {
+        return Ok(rows);
+    }
+    out.par_chunks_mut(piece_rows * record)
+        .enumerate()
+        .try_for_each_init(
+            || source.scratch(),
+            |scratch, (piece, bytes)| {
+                let got = source.compute(scratch, piece)?;
+                let expected = bytes.len() / record;
+                if got != expected {
+                    return Err(TableError::RowCount {
+                        path: PathBuf::from("(array)"),
+                        piece,
+                        got,
+                        expected,
+                    }
+                    .into());
+                }
+                encode_npy(source, scratch, &types, bytes);
+                done(got);
+                Ok::<(), S::Error>(())
+            },
+        )?;
+    Ok(rows)
 }
 
 /// Writes `bytes` at `offset` (a positioned write: workers write their pieces at once,
