@@ -514,6 +514,42 @@ mod tests {
     }
 
     #[test]
+    fn records_in_memory_equal_the_npy_file_records() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("t.npy");
+        let source = Counting {
+            rows: 1000,
+            piece_rows: 64,
+            fail_at: None,
+        };
+        let table = TableWriter::create(&path, &columns(), source.rows).expect("create");
+        pool()
+            .install(|| table.fill(&source, source.piece_rows, |_| {}))
+            .expect("fill");
+        let bytes = std::fs::read(&path).expect("read");
+        let header_len = 10 + u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
+        let mut memory = vec![0xAAu8; 1000 * 14];
+        let done = std::sync::atomic::AtomicUsize::new(0);
+        let rows = pool()
+            .install(|| {
+                fill_records(&source, &columns(), 1000, 64, &mut memory, |rows| {
+                    done.fetch_add(rows, std::sync::atomic::Ordering::Relaxed);
+                })
+            })
+            .expect("fill");
+        assert_eq!(rows, 1000);
+        assert_eq!(done.into_inner(), 1000);
+        assert_eq!(&bytes[header_len..], &memory[..]);
+        // A failing piece is an error here too.
+        let failing = Counting {
+            fail_at: Some(3),
+            ..source
+        };
+        let result = fill_records(&failing, &columns(), 1000, 64, &mut memory, |_| {});
+        assert!(matches!(result, Err(Error::Piece(3))), "{result:?}");
+    }
+
+    #[test]
     fn csv_rows_keep_their_order_across_windows() {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("t.csv");

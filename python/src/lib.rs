@@ -29,7 +29,7 @@ use pawnstorm::table::{self, ColumnType};
 use pawnstorm::training::{self, Layout};
 
 create_exception!(
-    _native,
+    pawnstorm,
     PawnstormError,
     PyException,
     "A pawnstorm error: a corrupt or foreign DB, a bad input, a failed pass. The message is \
@@ -42,6 +42,9 @@ fn to_py(error: anyhow::Error) -> PyErr {
     let message = format!("{error:#}");
     let io = error.chain().find_map(|cause| {
         if let Some(DbError::Io { error, .. }) = cause.downcast_ref::<DbError>() {
+            return Some(error.kind());
+        }
+        if let Some(import::ImportError::Io { error, .. }) = cause.downcast_ref() {
             return Some(error.kind());
         }
         cause.downcast_ref::<std::io::Error>().map(|e| e.kind())
