@@ -108,7 +108,7 @@ class Database:
     def __init__(self, path: PathLike, *, verify: bool = True) -> None:
         self._native = _native.NativeDatabase(os.fspath(path), verify)
         layout = self._native.layout()
-        self.path: str = os.fspath(layout["path"])
+        self.path: str = os.fspath(path)
         #: Format version of the file (1 to 3).
         self.version: int = layout["version"]
         #: Rows a block.

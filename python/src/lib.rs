@@ -169,12 +169,12 @@ impl NativeDatabase {
         self.db.len() as usize
     }
 
-    /// The file's layout: where each column of a block starts, for the numpy views.
+    /// The file's layout: where each column of a block starts, for the numpy views. (No
+    /// path: converting one imports `pathlib`, milliseconds on a first open.)
     fn layout<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let header = self.db.header();
         let layout = header.layout();
         let out = PyDict::new(py);
-        out.set_item("path", self.db.path())?;
         out.set_item("version", header.version)?;
         out.set_item("count", header.count)?;
         out.set_item("block_size", header.block_size)?;
