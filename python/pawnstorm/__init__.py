@@ -239,6 +239,13 @@ class Database:
         unpacked: bool = False,
         weights: PathLike | None = None,
         scalar: bool = False,
+        skip_check: bool = False,
+        skip_plies: int = 0,
+        pieces: str | None = None,
+        drop_mates: bool = False,
+        require_score: bool = False,
+        require_result: bool = False,
+        quiet_only: bool = False,
     ) -> Union[np.ndarray, dict[str, np.ndarray]]:
         """The CLI's ``pawnstorm features --kind KIND`` as numpy arrays.
 
@@ -246,11 +253,23 @@ class Database:
         (computed straight into the array). ``terms`` and ``planes``: a dict of the arrays
         of the CLI's ``.npz`` (features and labels; ``sparse`` for terms' CSR layout,
         ``unpacked`` for planes of one byte a square), written by the library's ``.npz``
-        writer to a temporary file and loaded. No filters (the CLI's filter options).
+        writer to a temporary file and loaded. The filters are the CLI's (``pieces`` as
+        ``"MIN..MAX"``), for ``terms`` and ``planes``.
         """
+        filters = {
+            "skip_check": skip_check,
+            "skip_plies": skip_plies,
+            "pieces": pieces,
+            "drop_mates": drop_mates,
+            "require_score": require_score,
+            "require_result": require_result,
+            "quiet_only": quiet_only,
+        }
         if kind == "masks":
             if sparse or unpacked or weights is not None:
                 raise ValueError("sparse, unpacked and weights are for kinds 'terms' and 'planes'")
+            if skip_check or skip_plies or pieces is not None or drop_mates or require_score or require_result or quiet_only:
+                raise ValueError("kind 'masks' writes a row per DB position; filters are for kinds 'terms' and 'planes'")
             out = np.empty(len(self), dtype=_dtype(self._native.mask_columns()))
             self._native.masks_into(out.view(np.uint8), threads, scalar)
             return out
@@ -266,6 +285,7 @@ class Database:
                 unpacked,
                 None if weights is None else os.fspath(weights),
                 scalar,
+                filters,
             )
             with np.load(path) as npz:
                 return {name: npz[name] for name in npz.files}

@@ -35,6 +35,7 @@ class NativeDatabase:
         unpacked: bool,
         weights_path: str | None,
         scalar: bool,
+        filters: dict[str, Any],
     ) -> None: ...
 
 def import_files(

@@ -23,6 +23,7 @@ use pawnstorm::db::{self, Columns, Database, DbError, DbWriter, Verify};
 use pawnstorm::eval::batch::ScoreTable;
 use pawnstorm::eval::{Prepared, Weights};
 use pawnstorm::features::{self, MaskTable};
+use pawnstorm::filters::{Filter, parse_piece_range};
 use pawnstorm::import::{self, AfterRejection, Format, Handlers, ImportOptions, Source};
 use pawnstorm::npz::NpzWriter;
 use pawnstorm::table::{self, ColumnType};
@@ -86,6 +87,34 @@ fn simd_path(scalar: bool) -> features::Path {
     } else {
         features::Path::native()
     }
+}
+
+/// The library's filter from the CLI's filter options given by name.
+fn filter(options: &Bound<'_, PyDict>, prepared: &Prepared) -> PyResult<Filter> {
+    let mut filter = Filter::default();
+    for (key, value) in options.iter() {
+        let key: String = key.extract()?;
+        match key.as_str() {
+            "skip_check" => filter.skip_check = value.extract()?,
+            "skip_plies" => filter.skip_plies = value.extract()?,
+            "drop_mates" => filter.drop_mates = value.extract()?,
+            "require_score" => filter.require_score = value.extract()?,
+            "require_result" => filter.require_result = value.extract()?,
+            "quiet_only" => {
+                filter.quiet_only = value.extract::<bool>()?.then(|| prepared.clone());
+            }
+            "pieces" => {
+                filter.pieces = match value.extract::<Option<String>>()? {
+                    Some(text) => Some(parse_piece_range(&text).map_err(PyValueError::new_err)?),
+                    None => None,
+                }
+            }
+            other => {
+                return Err(PyValueError::new_err(format!("unknown filter {other:?}")));
+            }
+        }
+    }
+    Ok(filter)
 }
 
 /// A writable, C-contiguous byte buffer of a Python object (a numpy array's memory), held
@@ -272,7 +301,10 @@ impl NativeDatabase {
 
     /// Writes the training features of `kind` ("terms" or "planes") with their labels to
     /// the `.npz` at `path`, as `pawnstorm features --kind KIND` does.
-    #[pyo3(signature = (kind, path, threads, sparse, unpacked, weights_path, scalar))]
+    /// `filters` holds the CLI's filter options by name (`skip_check`, `skip_plies`,
+    /// `pieces` as `MIN..MAX`, `drop_mates`, `require_score`, `require_result`,
+    /// `quiet_only`).
+    #[pyo3(signature = (kind, path, threads, sparse, unpacked, weights_path, scalar, filters))]
     #[allow(clippy::too_many_arguments)]
     fn write_npz(
         &self,
@@ -284,6 +316,7 @@ impl NativeDatabase {
         unpacked: bool,
         weights_path: Option<PathBuf>,
         scalar: bool,
+        filters: &Bound<'_, PyDict>,
     ) -> PyResult<()> {
         let terms = match kind {
             "terms" => true,
@@ -301,12 +334,13 @@ impl NativeDatabase {
             return Err(PyValueError::new_err("unpacked is for kind 'planes'"));
         }
         let prepared = weights(weights_path.as_deref())?;
+        let filter = filter(filters, &prepared)?;
         let pool = pool(threads)?;
         let db = &self.db;
         let path_simd = simd_path(scalar);
         py.detach(|| {
             pool.install(|| -> anyhow::Result<()> {
-                let selection = training::select(db, &pawnstorm::filters::Filter::default())?;
+                let selection = training::select(db, &filter)?;
                 let mut npz = NpzWriter::create(&path)
                     .with_context(|| format!("creating {}", path.display()))?;
                 let progress = |_: u64| {};

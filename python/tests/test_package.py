@@ -194,6 +194,29 @@ def test_npz_features_equal_the_cli_file(cli, dbs, tmp_path, kind, flag):
             assert np.array_equal(got[name], expected[name], equal_nan=nan), name
 
 
+@pytest.mark.parametrize(
+    "flags,kwargs",
+    [
+        (["--require-result", "--skip-plies", "6"], {"require_result": True, "skip_plies": 6}),
+        (["--pieces", "10..24", "--skip-check"], {"pieces": "10..24", "skip_check": True}),
+        (["--quiet-only", "--drop-mates"], {"quiet_only": True, "drop_mates": True}),
+    ],
+)
+def test_filtered_features_equal_the_cli_file(cli, dbs, tmp_path, flags, kwargs):
+    out = tmp_path / "features.npz"
+    cli("features", dbs["games"], "--kind", "terms", "-o", out, *flags)
+    got = pawnstorm.Database(dbs["games"]).features("terms", **kwargs)
+    with np.load(out) as expected:
+        assert 0 < len(expected["index"]) < len(pawnstorm.Database(dbs["games"])), "the filter drops some"
+        for name in expected.files:
+            nan = expected[name].dtype.kind == "f"
+            assert np.array_equal(got[name], expected[name], equal_nan=nan), name
+    with pytest.raises(ValueError, match="is not MIN..MAX"):
+        pawnstorm.Database(dbs["games"]).features("terms", pieces="ten")
+    with pytest.raises(ValueError, match="filters are for"):
+        pawnstorm.Database(dbs["games"]).features("masks", **kwargs)
+
+
 def test_labels_are_the_exported_labels_with_sentinels(cli, dbs, tmp_path):
     db = pawnstorm.Database(dbs["games"])
     labels = db.labels()
