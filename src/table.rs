@@ -28,7 +28,8 @@ pub enum ColumnType {
 }
 
 impl ColumnType {
-    fn numpy(self) -> &'static str {
+    /// The numpy type string (`<u8`, `<u2`, `<i4`).
+    pub fn numpy(self) -> &'static str {
         match self {
             ColumnType::U64 => "<u8",
             ColumnType::U16 => "<u2",
@@ -36,7 +37,8 @@ impl ColumnType {
         }
     }
 
-    fn bytes(self) -> usize {
+    /// Bytes a value.
+    pub fn bytes(self) -> usize {
         match self {
             ColumnType::U64 => 8,
             ColumnType::U16 => 2,
@@ -239,6 +241,50 @@ impl TableWriter {
         })?;
         Ok(rows)
     }
+}
+
+/// Fills `out`, the memory of a packed array of records (the `.npy` table's records, as a
+/// numpy structured array of the same columns holds them), with every piece of `source`
+/// on the current rayon pool: what [`TableWriter::fill`] writes to a file, written in
+/// place into a caller's buffer (the Python package's arrays) with no file and no copy.
+/// `out` must hold `rows` records exactly.
+pub fn fill_records<S: TableSource>(
+    source: &S,
+    columns: &[(String, ColumnType)],
+    rows: u64,
+    piece_rows: usize,
+    out: &mut [u8],
+    done: impl Fn(usize) + Sync,
+) -> Result<u64, S::Error> {
+    assert!(piece_rows > 0, "pieces hold rows");
+    let types: Vec<ColumnType> = columns.iter().map(|&(_, t)| t).collect();
+    let record: usize = types.iter().map(|t| t.bytes()).sum();
+    assert_eq!(out.len() as u64, rows * record as u64, "one record a row");
+    if out.is_empty() {
+        return Ok(rows);
+    }
+    out.par_chunks_mut(piece_rows * record)
+        .enumerate()
+        .try_for_each_init(
+            || source.scratch(),
+            |scratch, (piece, bytes)| {
+                let got = source.compute(scratch, piece)?;
+                let expected = bytes.len() / record;
+                if got != expected {
+                    return Err(TableError::RowCount {
+                        path: PathBuf::from("(array)"),
+                        piece,
+                        got,
+                        expected,
+                    }
+                    .into());
+                }
+                encode_npy(source, scratch, &types, bytes);
+                done(got);
+                Ok::<(), S::Error>(())
+            },
+        )?;
+    Ok(rows)
 }
 
 /// Writes `bytes` at `offset` (a positioned write: workers write their pieces at once,
@@ -465,6 +511,42 @@ mod tests {
             );
         }
         assert_eq!(leftovers(dir.path()), vec!["t.npy".to_string()]);
+    }
+
+    #[test]
+    fn records_in_memory_equal_the_npy_file_records() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("t.npy");
+        let source = Counting {
+            rows: 1000,
+            piece_rows: 64,
+            fail_at: None,
+        };
+        let table = TableWriter::create(&path, &columns(), source.rows).expect("create");
+        pool()
+            .install(|| table.fill(&source, source.piece_rows, |_| {}))
+            .expect("fill");
+        let bytes = std::fs::read(&path).expect("read");
+        let header_len = 10 + u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
+        let mut memory = vec![0xAAu8; 1000 * 14];
+        let done = std::sync::atomic::AtomicUsize::new(0);
+        let rows = pool()
+            .install(|| {
+                fill_records(&source, &columns(), 1000, 64, &mut memory, |rows| {
+                    done.fetch_add(rows, std::sync::atomic::Ordering::Relaxed);
+                })
+            })
+            .expect("fill");
+        assert_eq!(rows, 1000);
+        assert_eq!(done.into_inner(), 1000);
+        assert_eq!(&bytes[header_len..], &memory[..]);
+        // A failing piece is an error here too.
+        let failing = Counting {
+            fail_at: Some(3),
+            ..source
+        };
+        let result = fill_records(&failing, &columns(), 1000, 64, &mut memory, |_| {});
+        assert!(matches!(result, Err(Error::Piece(3))), "{result:?}");
     }
 
     #[test]

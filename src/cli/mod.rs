@@ -14,6 +14,7 @@ pub mod output;
 pub mod perft;
 pub mod progress;
 pub mod show;
+pub mod split;
 pub mod tune;
 pub mod uci;
 pub mod weights;
@@ -63,6 +64,8 @@ pub enum Command {
     Tune(tune::Args),
     /// Draw a position: from a FEN, or position N of a DB
     Show(show::Args),
+    /// Split a DB into N shard DBs of contiguous rows (for evaluating them on a cluster)
+    Split(split::Args),
     /// Count the leaf nodes of the legal move tree (move generator test), or run a suite
     Perft(perft::Args),
     /// Play through the UCI protocol on standard input and output (what no arguments do)

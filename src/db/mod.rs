@@ -3,6 +3,7 @@
 
 mod check;
 mod layout;
+pub mod split;
 mod writer;
 
 use std::fs::File;
@@ -19,12 +20,13 @@ use crate::board::{CastlingRights, Position, PositionError, PositionParts};
 use crate::labels::{GameResult, Labels, Record};
 
 use check::Problem;
+pub use layout::Layout;
+use layout::block_crc;
 pub use layout::{
     Columns, DEFAULT_BLOCK_SIZE, FORMAT_VERSION, HEADER_SIZE, Header, MAGIC, MAX_BLOCK_SIZE,
     MIN_BLOCK_SIZE, NO_GAME, NO_PLY, NO_RESULT, NO_SCORE, NO_U16, OLDEST_VERSION, TRAILER_SIZE,
     U16_LABELS,
 };
-use layout::{Layout, block_crc};
 pub use writer::DbWriter;
 
 /// Errors of reading or writing a position DB. Each names the file.
@@ -237,6 +239,13 @@ impl Database {
                 what: format!("block {index}: a padding row after the last position holds pieces"),
             }),
         }
+    }
+
+    /// The whole file as mapped (header and blocks), unchecked: for zero-copy views of
+    /// its columns (the Python package's numpy arrays) at the offsets of
+    /// [`Header::layout`]. Empty for an empty DB. [`Database::block`] is the checked way in.
+    pub fn mapped_bytes(&self) -> &[u8] {
+        self.map.as_deref().unwrap_or(&[])
     }
 
     pub(crate) fn payload(&self) -> &[u8] {

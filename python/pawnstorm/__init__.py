@@ -1,0 +1,326 @@
+"""pawnstorm: chess positions as memory-mapped structure-of-arrays bitboards, from Python.
+
+``Database(path)`` opens a position DB (``.psdb``, see docs/FORMAT.md) and gives its
+columns as read-only numpy views of the memory map (no copy), its labels, and the CLI's
+batch passes (``evaluate``, ``features``) run natively with the GIL released, into numpy
+arrays equal to the files the CLI writes. ``import_files`` builds DBs as
+``pawnstorm import`` does.
+
+Blocked layout: a DB holds its rows in blocks of ``block_size`` rows, each block holding
+its columns one after another. A column over the whole file is therefore a strided view of
+shape ``(block_count, block_size)``; rows past ``len(db)`` in the last block are padding
+(empty boards, unknown labels). ``Database.column(name)`` gives a flat array of ``len(db)``
+rows, which is a copy unless the DB has a single block.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from typing import Literal, Sequence, Union
+
+import numpy as np
+
+from . import _native
+from ._native import PawnstormError
+
+__all__ = [
+    "Database",
+    "PawnstormError",
+    "import_files",
+    "simd_path",
+    "BITBOARDS",
+    "NO_RESULT",
+    "NO_SCORE",
+    "NO_GAME",
+    "NO_PLY",
+    "NO_U16",
+    "NO_SQUARE",
+]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+#: The 8 bitboard columns, in file order: 6 piece types (both colours), then the colours.
+BITBOARDS = ("pawns", "knights", "bishops", "rooks", "queens", "kings", "white", "black")
+#: The per-row columns every DB has, besides the bitboards.
+POSITION_COLUMNS = ("side_to_move", "castling", "en_passant", "halfmove_clock", "fullmove_number")
+#: The optional label columns, in file order.
+LABELS = (
+    "result",
+    "score",
+    "game_id",
+    "ply",
+    "white_elo",
+    "black_elo",
+    "base_seconds",
+    "increment",
+    "move",
+)
+
+#: "Unknown" in each label column (docs/FORMAT.md), and the en-passant column's "none".
+NO_RESULT = -128
+NO_SCORE = -(2**31)
+NO_GAME = 2**32 - 1
+NO_PLY = 2**16 - 1
+NO_U16 = 2**16 - 1
+NO_SQUARE = 255
+
+_SENTINELS = {
+    "result": NO_RESULT,
+    "score": NO_SCORE,
+    "game_id": NO_GAME,
+    "ply": NO_PLY,
+    "white_elo": NO_U16,
+    "black_elo": NO_U16,
+    "base_seconds": NO_U16,
+    "increment": NO_U16,
+    "move": NO_U16,
+}
+
+
+def simd_path() -> str:
+    """The SIMD path the batch passes take on this machine (as the CLI's summary names it)."""
+    return _native.simd_path_name()
+
+
+def _dtype(columns: Sequence[tuple[str, str]]) -> np.dtype:
+    """The numpy type of a table's records: a plain type for one column, else a packed
+    structured type (as the CLI's ``.npy`` files hold them)."""
+    if len(columns) == 1:
+        return np.dtype(columns[0][1])
+    return np.dtype([(name, kind) for name, kind in columns])
+
+
+class Database:
+    """An open position DB (``.psdb``), memory-mapped.
+
+    Opening reads and checks the header and the file's size only, not the checksums of the
+    blocks (that would read the whole file): ``columns()`` hands out the mapped bytes as
+    they are. ``evaluate`` and ``features`` check each block's CRC and positions as they
+    read it (unless ``verify=False``), as the CLI does; ``verify()`` checks the whole file
+    at once. (A version-1 file has one checksum for its whole payload, checked on opening
+    when ``verify`` is true.)
+
+    The arrays that ``columns()`` and ``bitboards()`` return are read-only views of the
+    map and keep it alive: they stay valid after the ``Database`` is gone.
+    """
+
+    def __init__(self, path: PathLike, *, verify: bool = True) -> None:
+        self._native = _native.NativeDatabase(os.fspath(path), verify)
+        layout = self._native.layout()
+        self.path: str = os.fspath(path)
+        #: Format version of the file (1 to 3).
+        self.version: int = layout["version"]
+        #: Rows a block.
+        self.block_size: int = layout["block_size"]
+        #: Blocks in the file (the last one padded).
+        self.block_count: int = layout["block_count"]
+        self._block_bytes: int = layout["block_bytes"]
+        self._header_size: int = layout["header_size"]
+        self._offsets = {name: (offset, np.dtype(kind)) for name, offset, kind in layout["columns"]}
+        # The whole file as one read-only byte array whose base is the native object (which
+        # owns the map): every view below hangs from it.
+        self._bytes = np.frombuffer(self._native, dtype=np.uint8)
+
+    def __len__(self) -> int:
+        return len(self._native)
+
+    def __repr__(self) -> str:
+        return f"Database({self.path!r}, {len(self)} positions, labels {self.label_names()})"
+
+    def label_names(self) -> list[str]:
+        """The optional label columns this DB has, in file order."""
+        return [name for name in LABELS if name in self._offsets]
+
+    def _view(self, offset: int, dtype: np.dtype, inner: tuple[int, ...], inner_strides: tuple[int, ...]) -> np.ndarray:
+        shape = (self.block_count, *inner)
+        if self.block_count == 0:
+            empty = np.empty(shape, dtype=dtype)
+            empty.flags.writeable = False
+            return empty
+        return np.ndarray(
+            shape,
+            dtype=dtype,
+            buffer=self._bytes,
+            offset=self._header_size + offset,
+            strides=(self._block_bytes, *inner_strides),
+        )
+
+    def _column_view(self, name: str) -> np.ndarray:
+        try:
+            offset, dtype = self._offsets[name]
+        except KeyError:
+            raise KeyError(f"{self.path}: no column {name!r} (has {list(self._offsets)})") from None
+        return self._view(offset, dtype, (self.block_size,), (dtype.itemsize,))
+
+    def columns(self) -> dict[str, np.ndarray]:
+        """Every column as a read-only ``(block_count, block_size)`` view of the map, no copy.
+
+        Keys: the bitboards (``BITBOARDS``, uint64, bit 0 = a1), ``side_to_move`` (0 White,
+        1 Black), ``castling``, ``en_passant`` (255 none), ``halfmove_clock``,
+        ``fullmove_number``, then the label columns the DB has (sentinels for unknown, see
+        ``labels``). Rows past ``len(self)`` in the last block are padding. For flat arrays
+        of ``len(self)`` rows, see ``column``.
+        """
+        return {name: self._column_view(name) for name in self._offsets}
+
+    def bitboards(self) -> np.ndarray:
+        """The 8 bitboard columns (``BITBOARDS`` order) as one read-only
+        ``(block_count, 8, block_size)`` uint64 view of the map, no copy."""
+        offset, dtype = self._offsets["pawns"]
+        return self._view(offset, dtype, (8, self.block_size), (self.block_size * 8, 8))
+
+    def column(self, name: str) -> np.ndarray:
+        """Column ``name`` as a flat array of ``len(self)`` rows: a read-only view when the
+        DB has one block, a copy otherwise (the blocks are not adjacent in the file)."""
+        view = self._column_view(name).reshape(-1)
+        return view[: len(self)]
+
+    def labels(self, masked: bool = False) -> dict[str, np.ndarray]:
+        """The label columns the DB has, each a flat array of ``len(self)`` rows (copies).
+
+        Unknown values hold the sentinels of docs/FORMAT.md (``NO_RESULT``, ``NO_SCORE``,
+        ``NO_GAME``, ``NO_PLY``, ``NO_U16``); with ``masked=True`` they are numpy masked
+        arrays with those values masked instead. ``result`` is from White's side (1, 0, -1),
+        ``score`` centipawns from White's side, ``move`` as ``from + 64 * to + 4096 *
+        promotion``.
+        """
+        out = {}
+        for name in self.label_names():
+            values = np.array(self.column(name))
+            if masked:
+                values = np.ma.masked_equal(values, _SENTINELS[name])
+            out[name] = values
+        return out
+
+    def verify(self) -> None:
+        """Checks every block's checksum and positions and the header's checksum of them
+        (reads the whole file, GIL released). Raises ``PawnstormError`` naming the damage."""
+        self._native.verify()
+
+    def evaluate(
+        self,
+        threads: int | None = None,
+        terms: bool = False,
+        *,
+        pov: Literal["white", "stm"] = "white",
+        weights: PathLike | None = None,
+        scalar: bool = False,
+    ) -> np.ndarray:
+        """Evaluates every position, as ``pawnstorm eval DB -o OUT.npy`` does, with the GIL
+        released, on ``threads`` worker threads (default one per core).
+
+        Returns int32 centipawn scores (White's view, or the side to move's with
+        ``pov="stm"``), equal to the CLI's ``.npy``. With ``terms=True``, the CLI's
+        ``--terms`` table instead: a structured array with the fields ``index`` (uint64),
+        ``score``, ``phase``, ``scale``, ``rule`` and each term's ``_mg``, ``_eg`` and
+        ``_final`` (int32). ``weights`` is a weights file (``pawnstorm weights``);
+        ``scalar`` runs the one-lane kernels (the CLI's ``--scalar``).
+        """
+        if pov not in ("white", "stm"):
+            raise ValueError(f"pov must be 'white' or 'stm', not {pov!r}")
+        out = np.empty(len(self), dtype=_dtype(self._native.score_columns(terms)))
+        self._native.evaluate_into(
+            out.view(np.uint8),
+            terms,
+            pov == "stm",
+            threads,
+            None if weights is None else os.fspath(weights),
+            scalar,
+        )
+        return out
+
+    def features(
+        self,
+        kind: Literal["masks", "terms", "planes"] = "masks",
+        threads: int | None = None,
+        *,
+        sparse: bool = False,
+        unpacked: bool = False,
+        weights: PathLike | None = None,
+        scalar: bool = False,
+        skip_check: bool = False,
+        skip_plies: int = 0,
+        pieces: str | None = None,
+        drop_mates: bool = False,
+        require_score: bool = False,
+        require_result: bool = False,
+        quiet_only: bool = False,
+    ) -> Union[np.ndarray, dict[str, np.ndarray]]:
+        """The CLI's ``pawnstorm features --kind KIND`` as numpy arrays.
+
+        ``masks``: a structured array, one record a position, equal to the CLI's ``.npy``
+        (computed straight into the array). ``terms`` and ``planes``: a dict of the arrays
+        of the CLI's ``.npz`` (features and labels; ``sparse`` for terms' CSR layout,
+        ``unpacked`` for planes of one byte a square), written by the library's ``.npz``
+        writer to a temporary file and loaded. The filters are the CLI's (``pieces`` as
+        ``"MIN..MAX"``), for ``terms`` and ``planes``.
+        """
+        filters = {
+            "skip_check": skip_check,
+            "skip_plies": skip_plies,
+            "pieces": pieces,
+            "drop_mates": drop_mates,
+            "require_score": require_score,
+            "require_result": require_result,
+            "quiet_only": quiet_only,
+        }
+        if kind == "masks":
+            if sparse or unpacked or weights is not None:
+                raise ValueError("sparse, unpacked and weights are for kinds 'terms' and 'planes'")
+            if skip_check or skip_plies or pieces is not None or drop_mates or require_score or require_result or quiet_only:
+                raise ValueError("kind 'masks' writes a row per DB position; filters are for kinds 'terms' and 'planes'")
+            out = np.empty(len(self), dtype=_dtype(self._native.mask_columns()))
+            self._native.masks_into(out.view(np.uint8), threads, scalar)
+            return out
+        if kind not in ("terms", "planes"):
+            raise ValueError(f"kind must be 'masks', 'terms' or 'planes', not {kind!r}")
+        with tempfile.TemporaryDirectory(prefix="pawnstorm-") as tmp:
+            path = os.path.join(tmp, f"{kind}.npz")
+            self._native.write_npz(
+                kind,
+                path,
+                threads,
+                sparse,
+                unpacked,
+                None if weights is None else os.fspath(weights),
+                scalar,
+                filters,
+            )
+            with np.load(path) as npz:
+                return {name: npz[name] for name in npz.files}
+
+
+def import_files(
+    inputs: Sequence[PathLike],
+    output: PathLike,
+    *,
+    append: bool = False,
+    strict: bool = False,
+    skip_plies: int = 0,
+    every: int = 1,
+    block_size: int = 4096,
+    format: Literal["auto", "lines", "pgn"] = "auto",
+    max_messages: int = 1000,
+) -> dict:
+    """Imports EPD/FEN lines and PGN games into the DB ``output``, as ``pawnstorm import``
+    does (same options), with the GIL released.
+
+    Returns a dict: ``positions`` and ``games`` imported, ``rejected`` records, ``total``
+    positions in the DB, ``appended_to`` (positions already there with ``append``), and
+    ``rejections``, the messages of the first ``max_messages`` rejected records (file, line,
+    reason, text). Raises ``PawnstormError`` with the CLI's message on failure (with
+    ``strict``, at the first bad record: nothing is written), ``FileNotFoundError`` for a
+    missing input.
+    """
+    return _native.import_files(
+        [os.fspath(p) for p in inputs],
+        os.fspath(output),
+        append,
+        strict,
+        skip_plies,
+        every,
+        block_size,
+        format,
+        max_messages,
+    )

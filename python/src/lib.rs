@@ -1,0 +1,606 @@
+//! `pawnstorm._native`: the native half of the `pawnstorm` Python package. It exposes an
+//! open DB's memory map through the buffer protocol (numpy builds its zero-copy views over
+//! it in `pawnstorm/__init__.py`), and runs the library's batch passes with the GIL
+//! released, writing into numpy arrays the Python side allocates.
+//!
+//! The passes are the CLI's: the same `TableSource`s (`ScoreTable`, `MaskTable`) on the
+//! same rayon pool shape, their records encoded as the `.npy` writer encodes them, so an
+//! array here equals, byte for byte, the records of the file the CLI writes.
+
+use std::ffi::{c_int, c_void};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Context;
+use pyo3::buffer::PyBuffer;
+use pyo3::create_exception;
+use pyo3::exceptions::{PyException, PyFileNotFoundError, PyOSError, PyValueError};
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+use pawnstorm::db::{self, Columns, Database, DbError, DbWriter, Verify};
+use pawnstorm::eval::batch::ScoreTable;
+use pawnstorm::eval::{Prepared, Weights};
+use pawnstorm::features::{self, MaskTable};
+use pawnstorm::filters::{Filter, parse_piece_range};
+use pawnstorm::import::{self, AfterRejection, Format, Handlers, ImportOptions, Source};
+use pawnstorm::npz::NpzWriter;
+use pawnstorm::table::{self, ColumnType};
+use pawnstorm::training::{self, Layout};
+
+create_exception!(
+    pawnstorm,
+    PawnstormError,
+    PyException,
+    "A pawnstorm error: a corrupt or foreign DB, a bad input, a failed pass. The message is \
+     the CLI's."
+);
+
+/// The Python exception for an error: a missing file is `FileNotFoundError`, other I/O
+/// `OSError`, the rest `PawnstormError`; the message is what the CLI prints after `error:`.
+fn to_py(error: anyhow::Error) -> PyErr {
+    let message = format!("{error:#}");
+    let io = error.chain().find_map(|cause| {
+        if let Some(DbError::Io { error, .. }) = cause.downcast_ref::<DbError>() {
+            return Some(error.kind());
+        }
+        if let Some(import::ImportError::Io { error, .. }) = cause.downcast_ref() {
+            return Some(error.kind());
+        }
+        cause.downcast_ref::<std::io::Error>().map(|e| e.kind())
+    });
+    match io {
+        Some(std::io::ErrorKind::NotFound) => PyFileNotFoundError::new_err(message),
+        Some(_) => PyOSError::new_err(message),
+        None => PawnstormError::new_err(message),
+    }
+}
+
+fn db_err(error: DbError) -> PyErr {
+    to_py(error.into())
+}
+
+/// A rayon pool of `threads` workers (default: one per core), as the CLI builds one.
+fn pool(threads: Option<usize>) -> PyResult<rayon::ThreadPool> {
+    if threads == Some(0) {
+        return Err(PyValueError::new_err("threads must be at least 1"));
+    }
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.unwrap_or_else(rayon::current_num_threads).max(1))
+        .build()
+        .context("starting worker threads")
+        .map_err(to_py)
+}
+
+fn weights(path: Option<&Path>) -> PyResult<Prepared> {
+    let weights = match path {
+        Some(path) => Weights::read(path).map_err(|e| to_py(e.into()))?,
+        None => Weights::default(),
+    };
+    Ok(Prepared::new(weights))
+}
+
+fn simd_path(scalar: bool) -> features::Path {
+    if scalar {
+        features::Path::Scalar
+    } else {
+        features::Path::native()
+    }
+}
+
+/// The library's filter from the CLI's filter options given by name.
+fn filter(options: &Bound<'_, PyDict>, prepared: &Prepared) -> PyResult<Filter> {
+    let mut filter = Filter::default();
+    for (key, value) in options.iter() {
+        let key: String = key.extract()?;
+        match key.as_str() {
+            "skip_check" => filter.skip_check = value.extract()?,
+            "skip_plies" => filter.skip_plies = value.extract()?,
+            "drop_mates" => filter.drop_mates = value.extract()?,
+            "require_score" => filter.require_score = value.extract()?,
+            "require_result" => filter.require_result = value.extract()?,
+            "quiet_only" => {
+                filter.quiet_only = value.extract::<bool>()?.then(|| prepared.clone());
+            }
+            "pieces" => {
+                filter.pieces = match value.extract::<Option<String>>()? {
+                    Some(text) => Some(parse_piece_range(&text).map_err(PyValueError::new_err)?),
+                    None => None,
+                }
+            }
+            other => {
+                return Err(PyValueError::new_err(format!("unknown filter {other:?}")));
+            }
+        }
+    }
+    Ok(filter)
+}
+
+/// A writable, C-contiguous byte buffer of a Python object (a numpy array's memory), held
+/// while a pass writes into it with the GIL released.
+struct Output {
+    buffer: PyBuffer<u8>,
+}
+
+/// The buffer's memory as a Rust slice, for the pass that fills it. Only the pass that
+/// holds the [`Output`] touches it.
+struct RawOut(*mut u8, usize);
+// SAFETY: the memory stays valid while the `Output` holding the Python buffer lives (the
+// whole pass), and one pass writes it, split into disjoint pieces by rayon.
+unsafe impl Send for RawOut {}
+unsafe impl Sync for RawOut {}
+
+impl Output {
+    fn get(object: &Bound<'_, PyAny>, expected: usize) -> PyResult<Output> {
+        let buffer = PyBuffer::<u8>::get(object)?;
+        if buffer.readonly() || !buffer.is_c_contiguous() {
+            return Err(PyValueError::new_err(
+                "output must be a writable, C-contiguous uint8 buffer",
+            ));
+        }
+        if buffer.len_bytes() != expected {
+            return Err(PyValueError::new_err(format!(
+                "output holds {} bytes, the pass writes {expected}",
+                buffer.len_bytes()
+            )));
+        }
+        Ok(Output { buffer })
+    }
+
+    fn raw(&self) -> RawOut {
+        RawOut(self.buffer.buf_ptr() as *mut u8, self.buffer.len_bytes())
+    }
+}
+
+impl RawOut {
+    /// SAFETY: the caller keeps the [`Output`] this came from alive while it uses the
+    /// slice, and makes no other.
+    unsafe fn into_slice<'a>(self) -> &'a mut [u8] {
+        if self.1 == 0 {
+            return &mut [];
+        }
+        unsafe { std::slice::from_raw_parts_mut(self.0, self.1) }
+    }
+}
+
+fn column_list(columns: &[(String, ColumnType)]) -> Vec<(String, &'static str)> {
+    columns
+        .iter()
+        .map(|(name, kind)| (name.clone(), kind.numpy()))
+        .collect()
+}
+
+/// An open position DB (`.psdb`): its header checked, its file memory-mapped. Exports the
+/// mapped file, read-only, through the buffer protocol.
+#[pyclass(frozen, module = "pawnstorm._native", name = "NativeDatabase")]
+struct NativeDatabase {
+    db: Arc<Database>,
+}
+
+#[pymethods]
+impl NativeDatabase {
+    #[new]
+    #[pyo3(signature = (path, verify = true))]
+    fn new(py: Python<'_>, path: PathBuf, verify: bool) -> PyResult<Self> {
+        let verify = if verify {
+            Verify::Checksums
+        } else {
+            Verify::Off
+        };
+        let db = py
+            .detach(|| Database::open_with(&path, verify))
+            .map_err(db_err)?;
+        Ok(NativeDatabase { db: Arc::new(db) })
+    }
+
+    fn __len__(&self) -> usize {
+        self.db.len() as usize
+    }
+
+    /// The file's layout: where each column of a block starts, for the numpy views. (No
+    /// path: converting one imports `pathlib`, milliseconds on a first open.)
+    fn layout<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let header = self.db.header();
+        let layout = header.layout();
+        let out = PyDict::new(py);
+        out.set_item("version", header.version)?;
+        out.set_item("count", header.count)?;
+        out.set_item("block_size", header.block_size)?;
+        out.set_item("block_count", header.block_count())?;
+        out.set_item("block_bytes", header.block_bytes)?;
+        out.set_item("header_size", db::HEADER_SIZE)?;
+        let columns = PyList::empty(py);
+        let names = [
+            "pawns", "knights", "bishops", "rooks", "queens", "kings", "white", "black",
+        ];
+        for (name, offset) in names.iter().zip(layout.bitboards) {
+            columns.append((name, offset, "<u8"))?;
+        }
+        columns.append(("side_to_move", layout.side_to_move, "|u1"))?;
+        columns.append(("castling", layout.castling, "<u2"))?;
+        columns.append(("en_passant", layout.en_passant, "|u1"))?;
+        columns.append(("halfmove_clock", layout.halfmove_clock, "<u2"))?;
+        columns.append(("fullmove_number", layout.fullmove_number, "<u2"))?;
+        let labels = [
+            ("result", layout.result, "|i1"),
+            ("score", layout.score, "<i4"),
+            ("game_id", layout.game_id, "<u4"),
+            ("ply", layout.ply, "<u2"),
+        ];
+        let u16_labels = db::U16_LABELS
+            .iter()
+            .zip(layout.u16_labels)
+            .map(|(&(_, name), offset)| (name, offset, "<u2"));
+        for (name, offset, kind) in labels.into_iter().chain(u16_labels) {
+            if let Some(offset) = offset {
+                columns.append((name, offset, kind))?;
+            }
+        }
+        out.set_item("columns", columns)?;
+        Ok(out)
+    }
+
+    /// Checks every checksum of the file and every block's positions (reads it all).
+    fn verify(&self, py: Python<'_>) -> PyResult<()> {
+        let db = &self.db;
+        py.detach(|| db.verify()).map_err(db_err)
+    }
+
+    /// The columns (name, numpy type) of `evaluate`'s records: as the CLI's `.npy`.
+    #[pyo3(signature = (terms))]
+    fn score_columns(&self, terms: bool) -> Vec<(String, &'static str)> {
+        let prepared = Prepared::new(Weights::default());
+        column_list(&self.score_table(&prepared, terms, false, false).columns())
+    }
+
+    /// Evaluates every position into `out` (the bytes of `score_columns` records).
+    #[pyo3(signature = (out, terms, stm_pov, threads, weights_path, scalar))]
+    #[allow(clippy::too_many_arguments)]
+    fn evaluate_into(
+        &self,
+        py: Python<'_>,
+        out: &Bound<'_, PyAny>,
+        terms: bool,
+        stm_pov: bool,
+        threads: Option<usize>,
+        weights_path: Option<PathBuf>,
+        scalar: bool,
+    ) -> PyResult<()> {
+        let prepared = weights(weights_path.as_deref())?;
+        let source = self.score_table(&prepared, terms, stm_pov, scalar);
+        let columns = source.columns();
+        self.fill(py, out, &source, &columns, threads)
+    }
+
+    /// The columns (name, numpy type) of the masks table: as the CLI's `.npy`.
+    fn mask_columns(&self) -> Vec<(String, &'static str)> {
+        let source = MaskTable {
+            db: &self.db,
+            path: features::Path::Scalar,
+        };
+        column_list(&source.columns())
+    }
+
+    /// The masks of every position into `out` (the bytes of `mask_columns` records).
+    #[pyo3(signature = (out, threads, scalar))]
+    fn masks_into(
+        &self,
+        py: Python<'_>,
+        out: &Bound<'_, PyAny>,
+        threads: Option<usize>,
+        scalar: bool,
+    ) -> PyResult<()> {
+        let source = MaskTable {
+            db: &self.db,
+            path: simd_path(scalar),
+        };
+        let columns = source.columns();
+        self.fill(py, out, &source, &columns, threads)
+    }
+
+    /// Writes the training features of `kind` ("terms" or "planes") with their labels to
+    /// the `.npz` at `path`, as `pawnstorm features --kind KIND` does.
+    /// `filters` holds the CLI's filter options by name (`skip_check`, `skip_plies`,
+    /// `pieces` as `MIN..MAX`, `drop_mates`, `require_score`, `require_result`,
+    /// `quiet_only`).
+    #[pyo3(signature = (kind, path, threads, sparse, unpacked, weights_path, scalar, filters))]
+    #[allow(clippy::too_many_arguments)]
+    fn write_npz(
+        &self,
+        py: Python<'_>,
+        kind: &str,
+        path: PathBuf,
+        threads: Option<usize>,
+        sparse: bool,
+        unpacked: bool,
+        weights_path: Option<PathBuf>,
+        scalar: bool,
+        filters: &Bound<'_, PyDict>,
+    ) -> PyResult<()> {
+        let terms = match kind {
+            "terms" => true,
+            "planes" => false,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "unknown npz feature kind {other:?} (terms or planes)"
+                )));
+            }
+        };
+        if sparse && !terms {
+            return Err(PyValueError::new_err("sparse is for kind 'terms'"));
+        }
+        if unpacked && terms {
+            return Err(PyValueError::new_err("unpacked is for kind 'planes'"));
+        }
+        let prepared = weights(weights_path.as_deref())?;
+        let filter = filter(filters, &prepared)?;
+        let pool = pool(threads)?;
+        let db = &self.db;
+        let path_simd = simd_path(scalar);
+        py.detach(|| {
+            pool.install(|| -> anyhow::Result<()> {
+                let selection = training::select(db, &filter)?;
+                let mut npz = NpzWriter::create(&path)
+                    .with_context(|| format!("creating {}", path.display()))?;
+                let progress = |_: u64| {};
+                if terms {
+                    let layout = if sparse {
+                        Layout::Sparse
+                    } else {
+                        Layout::Dense
+                    };
+                    training::write_terms(
+                        db, &selection, &prepared, layout, path_simd, &mut npz, &progress,
+                    )?;
+                } else {
+                    training::write_planes(
+                        db, &selection, unpacked, path_simd, &mut npz, &progress,
+                    )?;
+                }
+                training::write_labels(db, &selection, &mut npz)?;
+                npz.finish()?;
+                Ok(())
+            })
+            .with_context(|| format!("writing {}", path.display()))
+        })
+        .map_err(to_py)
+    }
+
+    /// Exports the mapped file (header and blocks), read-only.
+    unsafe fn __getbuffer__(
+        slf: Bound<'_, Self>,
+        view: *mut ffi::Py_buffer,
+        flags: c_int,
+    ) -> PyResult<()> {
+        let bytes = slf.get().db.mapped_bytes();
+        // An empty DB has no map; a zero-length buffer still needs a valid pointer.
+        let pointer = if bytes.is_empty() {
+            std::ptr::NonNull::<u8>::dangling().as_ptr()
+        } else {
+            bytes.as_ptr() as *mut u8
+        };
+        // SAFETY: `view` is the caller's, `pointer` points at `bytes.len()` bytes that live
+        // as long as this object, which the view holds a reference to (its `obj`); the
+        // buffer is read-only (a writable request is refused with BufferError).
+        let status = unsafe {
+            ffi::PyBuffer_FillInfo(
+                view,
+                slf.as_ptr(),
+                pointer as *mut c_void,
+                bytes.len() as ffi::Py_ssize_t,
+                1,
+                flags,
+            )
+        };
+        if status == -1 {
+            return Err(PyErr::fetch(slf.py()));
+        }
+        Ok(())
+    }
+
+    unsafe fn __releasebuffer__(&self, _view: *mut ffi::Py_buffer) {}
+}
+
+impl NativeDatabase {
+    fn score_table<'a>(
+        &'a self,
+        prepared: &'a Prepared,
+        terms: bool,
+        stm_pov: bool,
+        scalar: bool,
+    ) -> ScoreTable<'a> {
+        ScoreTable {
+            db: &self.db,
+            path: simd_path(scalar),
+            prepared,
+            breakdown: terms,
+            // As the CLI's .npy: the breakdown names its positions, the scores do not.
+            with_index: terms,
+            stm_pov,
+        }
+    }
+
+    /// Fills `out` with the records of `source` on a pool of `threads`, GIL released.
+    fn fill<S>(
+        &self,
+        py: Python<'_>,
+        out: &Bound<'_, PyAny>,
+        source: &S,
+        columns: &[(String, ColumnType)],
+        threads: Option<usize>,
+    ) -> PyResult<()>
+    where
+        S: table::TableSource<Error = anyhow::Error>,
+    {
+        let record: usize = columns.iter().map(|(_, t)| t.bytes()).sum();
+        let rows = self.db.len();
+        let output = Output::get(out, rows as usize * record)?;
+        let raw = output.raw();
+        let pool = pool(threads)?;
+        let piece_rows = self.db.block_size();
+        py.detach(|| {
+            pool.install(|| {
+                // SAFETY: `output` holds the buffer for the whole pass; nothing else writes it.
+                let bytes = unsafe { raw.into_slice() };
+                table::fill_records(source, columns, rows, piece_rows, bytes, |_| {})
+            })
+        })
+        .map_err(to_py)?;
+        drop(output);
+        Ok(())
+    }
+}
+
+/// Imports EPD/FEN/PGN inputs into the DB `output`, as `pawnstorm import` does. Returns
+/// the counts and the rejected records' messages (at most `max_messages` of them).
+#[pyfunction]
+#[pyo3(signature = (inputs, output, append = false, strict = false, skip_plies = 0, every = 1, block_size = db::DEFAULT_BLOCK_SIZE, format = None, max_messages = 1000))]
+#[allow(clippy::too_many_arguments)]
+fn import_files<'py>(
+    py: Python<'py>,
+    inputs: Vec<String>,
+    output: PathBuf,
+    append: bool,
+    strict: bool,
+    skip_plies: u32,
+    every: u32,
+    block_size: u32,
+    format: Option<String>,
+    max_messages: usize,
+) -> PyResult<Bound<'py, PyDict>> {
+    if inputs.is_empty() {
+        return Err(PyValueError::new_err("no inputs"));
+    }
+    if every == 0 {
+        return Err(PyValueError::new_err("every must be at least 1"));
+    }
+    let format = match format.as_deref() {
+        None | Some("auto") => None,
+        Some("lines") => Some(Format::Lines),
+        Some("pgn") => Some(Format::Pgn),
+        Some(other) => {
+            return Err(PyValueError::new_err(format!(
+                "unknown format {other:?} (auto, lines or pgn)"
+            )));
+        }
+    };
+    let sources: Vec<Source> = inputs.iter().map(|a| Source::from_arg(a)).collect();
+    if sources.iter().filter(|s| **s == Source::Stdin).count() > 1 {
+        return Err(PyValueError::new_err(
+            "standard input (-) can be read only once",
+        ));
+    }
+    // The defaults cover whatever options the library adds that this package does not set.
+    #[allow(clippy::needless_update)]
+    let options = ImportOptions {
+        skip_plies,
+        every,
+        ..ImportOptions::default()
+    };
+    let outcome = py.detach(|| {
+        import_sources(
+            &sources,
+            format,
+            &options,
+            strict,
+            &output,
+            append,
+            block_size,
+            max_messages,
+        )
+    });
+    let report = outcome.map_err(to_py)?;
+    let out = PyDict::new(py);
+    out.set_item("positions", report.counts.positions)?;
+    out.set_item("rejected", report.counts.rejected)?;
+    out.set_item("games", report.counts.games)?;
+    out.set_item("total", report.total)?;
+    out.set_item("appended_to", report.appended_to)?;
+    out.set_item("rejections", report.messages)?;
+    Ok(out)
+}
+
+struct ImportReport {
+    counts: import::Counts,
+    total: u64,
+    appended_to: u64,
+    messages: Vec<String>,
+}
+
+/// The CLI's import (`src/cli/import.rs`), without its progress bar, the rejections
+/// collected rather than printed.
+#[allow(clippy::too_many_arguments)]
+fn import_sources(
+    sources: &[Source],
+    format: Option<Format>,
+    options: &ImportOptions,
+    strict: bool,
+    output: &Path,
+    append: bool,
+    block_size: u32,
+    max_messages: usize,
+) -> anyhow::Result<ImportReport> {
+    let (mut writer, mut next_game_id) = if append && output.exists() {
+        // Checked always: the new file gets fresh checksums.
+        let existing = Database::open(output)?;
+        let next = existing.max_game_id()?.map_or(0, |id| id.saturating_add(1));
+        drop(existing);
+        (DbWriter::append_to(output)?, next)
+    } else {
+        (
+            DbWriter::create(output, block_size, Columns::NONE, false)?,
+            0,
+        )
+    };
+    let appended_to = writer.len();
+    let mut counts = import::Counts::default();
+    let mut messages = Vec::new();
+    for source in sources {
+        let format = format.unwrap_or_else(|| source.format());
+        let one = import::import(
+            source,
+            format,
+            options,
+            &mut next_game_id,
+            &mut Handlers {
+                record: &mut |record| writer.push(record),
+                reject: &mut |rejection| {
+                    if strict {
+                        return AfterRejection::Stop;
+                    }
+                    if messages.len() < max_messages {
+                        messages.push(format!("skipped {rejection}"));
+                    }
+                    AfterRejection::Continue
+                },
+                progress: &mut |_| {},
+            },
+        )?;
+        counts.positions += one.positions;
+        counts.rejected += one.rejected;
+        counts.games += one.games;
+    }
+    let total = writer.finish()?;
+    Ok(ImportReport {
+        counts,
+        total,
+        appended_to,
+        messages,
+    })
+}
+
+/// The SIMD path the batch passes take on this machine (`avx512`, `avx2`, ...).
+#[pyfunction]
+fn simd_path_name() -> String {
+    features::Path::native().describe()
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<NativeDatabase>()?;
+    m.add_function(wrap_pyfunction!(import_files, m)?)?;
+    m.add_function(wrap_pyfunction!(simd_path_name, m)?)?;
+    m.add("PawnstormError", m.py().get_type::<PawnstormError>())?;
+    Ok(())
+}
