@@ -763,28 +763,46 @@ pub fn write_fen(position: &Position) -> String {
 
 /// Writes the four position fields (board, side, castling, en passant), as EPD starts.
 pub fn write_position_fields(position: &Position, out: &mut String) {
-    for rank in (0..8u8).rev() {
-        let mut empty = 0;
-        for file in 0..8u8 {
-            let square = Square::new(rank * 8 + file).expect("in range");
-            match position.piece_at(square) {
-                Some(piece) => {
-                    if empty > 0 {
-                        out.push((b'0' + empty) as char);
-                        empty = 0;
-                    }
-                    out.push(piece.fen_char());
-                }
-                None => empty += 1,
+    // A letter a square, filled from the boards' pieces (at most 32) rather than asking
+    // each of the 64 squares which board holds it: exports write a FEN per position.
+    let mut letters = [0u8; 64];
+    for color in Color::ALL {
+        for kind in PieceType::ALL {
+            let letter = Piece { color, kind }.fen_char() as u8;
+            for square in position.pieces(color, kind).squares() {
+                letters[square.index() as usize] = letter;
             }
         }
+    }
+    // Written into a local buffer, then appended once: a `String::push` a character
+    // costs more than the rest of this loop.
+    let mut field = [0u8; 71];
+    let mut len = 0;
+    for rank in (0..8usize).rev() {
+        let mut empty = 0u8;
+        for &letter in &letters[rank * 8..rank * 8 + 8] {
+            if letter == 0 {
+                empty += 1;
+                continue;
+            }
+            if empty > 0 {
+                field[len] = b'0' + empty;
+                len += 1;
+                empty = 0;
+            }
+            field[len] = letter;
+            len += 1;
+        }
         if empty > 0 {
-            out.push((b'0' + empty) as char);
+            field[len] = b'0' + empty;
+            len += 1;
         }
         if rank > 0 {
-            out.push('/');
+            field[len] = b'/';
+            len += 1;
         }
     }
+    out.push_str(std::str::from_utf8(&field[..len]).expect("ASCII letters and digits"));
     out.push(' ');
     out.push(position.side_to_move().fen_char());
     out.push(' ');

@@ -7,6 +7,7 @@ pub mod datagen;
 pub mod db;
 pub mod epd;
 pub mod eval;
+pub mod export;
 pub mod features;
 pub mod fen;
 pub mod filters;

@@ -26,7 +26,7 @@ pub fn is_broken_pipe(error: &anyhow::Error) -> bool {
 /// succeeds, so that a failed or interrupted write leaves no half-written file.
 pub fn write_atomically<T>(
     path: &Path,
-    fill: impl FnOnce(&mut dyn Write) -> Result<T>,
+    fill: impl FnOnce(&mut (dyn Write + Send)) -> Result<T>,
 ) -> Result<T> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
