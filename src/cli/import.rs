@@ -1,5 +1,6 @@
-//! `pawnstorm import`: EPD/FEN lines and PGN games into a position DB; also the on-the-fly
-//! import that lets `eval` and `features` take a text file where a DB is expected.
+//! `pawnstorm import`: EPD/FEN lines, PGN games and lichess evaluation lines (plain, gzip,
+//! zstd or bzip2) into a position DB; also the on-the-fly import that lets `eval`,
+//! `features` and `tune` take a text file where a DB is expected.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -12,9 +13,26 @@ use pawnstorm::import::{self, AfterRejection, Format, Handlers, ImportOptions, S
 
 use super::progress;
 
+/// Import positions into a DB.
+///
+/// Inputs may be compressed with gzip, zstd or bzip2 (told by their first bytes, whatever
+/// the name; standard input too); the format comes from the name with the compression
+/// suffix looked through (games.pgn.zst is PGN).
+///
+/// PGN: every position of every game, labelled with the game's result, its ply, the move
+/// played from it, the players' ratings (WhiteElo, BlackElo) and the time control
+/// (TimeControl 300+3: base 300 s, increment 3 s). A lichess [%eval 0.17] or [%eval #-3]
+/// comment after a move is the score of the position after it: pawns to centipawns,
+/// White's point of view; a mate "#N" (White mates in N moves; "#-N" Black does) is the
+/// engine's mate score 32000 - p, p the plies to mate from that position (2N-1 if the
+/// mating side is to move there, 2N if not), negated when Black mates.
+///
+/// JSONL (lichess's evaluation database): each line's FEN (clocks 0 1) with the first PV
+/// of its deepest evaluation as the score (cp, or mate as above; White's point of view).
 #[derive(clap::Args)]
 pub struct Args {
-    /// Input files: .epd, .fen, .txt (one position a line), .pgn; optionally .gz; - for stdin
+    /// Input files: .epd, .fen, .txt (one position a line), .pgn, .jsonl; optionally .gz,
+    /// .zst or .bz2; - for stdin
     #[arg(required = true)]
     inputs: Vec<String>,
     /// The DB to write
@@ -32,6 +50,18 @@ pub struct Args {
     /// PGN: keep every K-th position
     #[arg(long, default_value_t = 1, value_name = "K", value_parser = clap::value_parser!(u32).range(1..))]
     every: u32,
+    /// PGN: keep only games with at least one [%eval] comment (lichess analyses a game
+    /// whole or not at all)
+    #[arg(long)]
+    require_eval: bool,
+    /// PGN: keep only games where both WhiteElo and BlackElo are at least N (games with
+    /// an unknown rating are left out)
+    #[arg(long, value_name = "N")]
+    min_elo: Option<u16>,
+    /// PGN: keep only games whose TimeControl base time is at least N seconds (games with
+    /// an unknown time control are left out)
+    #[arg(long, value_name = "N")]
+    min_base_seconds: Option<u32>,
     /// Input format, if the file names do not tell
     #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
     format: FormatArg,
@@ -42,12 +72,15 @@ pub struct Args {
 
 #[derive(Clone, Copy, ValueEnum)]
 enum FormatArg {
-    /// From the extension: .pgn is PGN, anything else one position a line
+    /// From the extension (a compression suffix looked through): .pgn is PGN, .jsonl and
+    /// .ndjson lichess evaluations, anything else one position a line
     Auto,
     /// EPD/FEN, one position a line
     Lines,
     /// PGN games
     Pgn,
+    /// lichess's evaluation database, one JSON object a line
+    Jsonl,
 }
 
 /// What an import does, checked: the sources resolved, standard input at most once.
@@ -73,10 +106,14 @@ impl Args {
                 FormatArg::Auto => None,
                 FormatArg::Lines => Some(Format::Lines),
                 FormatArg::Pgn => Some(Format::Pgn),
+                FormatArg::Jsonl => Some(Format::Jsonl),
             },
             options: ImportOptions {
                 skip_plies: self.skip_plies,
                 every: self.every,
+                require_eval: self.require_eval,
+                min_elo: self.min_elo,
+                min_base_seconds: self.min_base_seconds,
             },
             strict: self.strict,
             output: self.output,
@@ -120,13 +157,32 @@ pub fn run(args: Args) -> Result<()> {
     } else {
         String::new()
     };
+    let dropped = &totals.dropped;
+    let dropped = if dropped.total() > 0 {
+        let by_filter: Vec<String> = [
+            ("--min-elo", dropped.min_elo),
+            ("--min-base-seconds", dropped.min_base_seconds),
+            ("--require-eval", dropped.require_eval),
+        ]
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(filter, n)| format!("{n} {filter}"))
+        .collect();
+        format!(
+            ", dropped {} games ({})",
+            dropped.total(),
+            by_filter.join(", ")
+        )
+    } else {
+        String::new()
+    };
     let appended = if config.append && appended_to > 0 {
         format!(", appended to {appended_to} already there")
     } else {
         String::new()
     };
     eprintln!(
-        "imported {} positions{games}, rejected {} records, {} inputs, {:.2} s, {:.0} positions/s -> {} ({total} positions{appended})",
+        "imported {} positions{games}{dropped}, rejected {} records, {} inputs, {:.2} s, {:.0} positions/s -> {} ({total} positions{appended})",
         totals.positions,
         totals.rejected,
         config.sources.len(),
@@ -172,9 +228,7 @@ fn import_sources(
             },
         )?;
         done_bytes += import::input_size(source).unwrap_or(0);
-        totals.positions += counts.positions;
-        totals.rejected += counts.rejected;
-        totals.games += counts.games;
+        totals.add(&counts);
     }
     bar.finish_and_clear();
     Ok(totals)
