@@ -13,22 +13,6 @@ use pawnstorm::import::{self, AfterRejection, Format, Handlers, ImportOptions, S
 
 use super::progress;
 
-/// Import positions into a DB.
-///
-/// Inputs may be compressed with gzip, zstd or bzip2 (told by their first bytes, whatever
-/// the name; standard input too); the format comes from the name with the compression
-/// suffix looked through (games.pgn.zst is PGN).
-///
-/// PGN: every position of every game, labelled with the game's result, its ply, the move
-/// played from it, the players' ratings (WhiteElo, BlackElo) and the time control
-/// (TimeControl 300+3: base 300 s, increment 3 s). A lichess [%eval 0.17] or [%eval #-3]
-/// comment after a move is the score of the position after it: pawns to centipawns,
-/// White's point of view; a mate "#N" (White mates in N moves; "#-N" Black does) is the
-/// engine's mate score 32000 - p, p the plies to mate from that position (2N-1 if the
-/// mating side is to move there, 2N if not), negated when Black mates.
-///
-/// JSONL (lichess's evaluation database): each line's FEN (clocks 0 1) with the first PV
-/// of its deepest evaluation as the score (cp, or mate as above; White's point of view).
 #[derive(clap::Args)]
 pub struct Args {
     /// Input files: .epd, .fen, .txt (one position a line), .pgn, .jsonl; optionally .gz,
@@ -234,7 +218,7 @@ fn import_sources(
     Ok(totals)
 }
 
-/// Opens `input` as a DB, or, if it is not one, imports it (EPD/FEN/PGN) into a DB in a
+/// Opens `input` as a DB, or, if it is not one, imports it (EPD/FEN/PGN/JSONL, plain or compressed) into a DB in a
 /// temporary directory that lives as long as the returned guard. A DB is opened with the
 /// checksum checks `verify` asks for.
 pub fn open_or_import(
