@@ -12,7 +12,7 @@
 //! ([`super::lichess::mate_score`]).
 //!
 //! Parsing borrows from the line and skips what it does not need (`line`, `knodes`, the
-//! other PVs) without building it.
+//! other PVs) without building it; batches of lines are parsed in parallel, in order.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -21,34 +21,98 @@ use serde::Deserialize;
 use serde::de::{Deserializer, IgnoredAny, SeqAccess, Visitor};
 
 use super::lichess::{MAX_CENTIPAWNS, mate_score};
-use super::{Counts, Handlers, ImportError, Input, PROGRESS_EVERY};
+use rayon::prelude::*;
+
+use super::{Counts, Handlers, ImportError, Input};
 use crate::fen::parse_fen;
 use crate::labels::{Labels, Record};
 
+/// Lines parsed together: enough that a batch outweighs handing it to the workers.
+const BATCH_LINES: usize = 8192;
+
+/// Reads, parses and stores in a pipeline: while the workers parse one batch of lines,
+/// this thread reads (and decompresses) the next; the parsed batch is then stored, and
+/// bad lines reported, in input order.
 pub(super) fn import_evals(
     input: &mut Input,
     handlers: &mut Handlers<'_>,
 ) -> Result<Counts, ImportError> {
     let mut counts = Counts::default();
-    let mut rejected = None;
-    while let Some(bytes) = input.next_line()? {
-        match parse_eval_line(bytes) {
-            Ok(Some(record)) => {
-                (handlers.record)(&record)?;
-                counts.positions += 1;
+    let mut current = Batch::default();
+    let mut next = Batch::default();
+    let mut parsed: Vec<Result<Option<Record>, String>> = Vec::new();
+    current.read(input)?;
+    while !current.is_empty() {
+        let mut read = Ok(());
+        rayon::in_place_scope(|scope| {
+            scope.spawn(|_| {
+                (0..current.len())
+                    .into_par_iter()
+                    .with_min_len(256)
+                    .map(|i| parse_eval_line(current.line(i)))
+                    .collect_into_vec(&mut parsed);
+            });
+            read = next.read(input);
+        });
+        read?;
+        for (i, result) in parsed.drain(..).enumerate() {
+            match result {
+                Ok(Some(record)) => {
+                    (handlers.record)(&record)?;
+                    counts.positions += 1;
+                }
+                Ok(None) => {}
+                Err(reason) => {
+                    let line = current.first_line + i as u64;
+                    let text = shorten(current.line(i));
+                    input.reject(handlers, line, reason, &text, &mut counts)?;
+                }
             }
-            Ok(None) => {}
-            Err(reason) => rejected = Some((reason, shorten(bytes))),
         }
-        if let Some((reason, text)) = rejected.take() {
-            input.reject(handlers, input.line, reason, &text, &mut counts)?;
-        }
-        if input.line.is_multiple_of(PROGRESS_EVERY) {
-            (handlers.progress)(input.bytes_read());
-        }
+        (handlers.progress)(input.bytes_read());
+        std::mem::swap(&mut current, &mut next);
     }
-    (handlers.progress)(input.bytes_read());
     Ok(counts)
+}
+
+/// Consecutive lines of the input, copied into one buffer.
+#[derive(Default)]
+struct Batch {
+    text: Vec<u8>,
+    /// Where each line ends in `text`.
+    ends: Vec<usize>,
+    /// The line number of the first line.
+    first_line: u64,
+}
+
+impl Batch {
+    /// Replaces the batch with the next lines of `input` (none at its end).
+    fn read(&mut self, input: &mut Input) -> Result<(), ImportError> {
+        self.text.clear();
+        self.ends.clear();
+        self.first_line = input.line + 1;
+        while self.ends.len() < BATCH_LINES {
+            let Some(line) = input.next_line()? else {
+                break;
+            };
+            self.text.extend_from_slice(line);
+            self.ends.push(self.text.len());
+        }
+        Ok(())
+    }
+
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    fn line(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.text[start..self.ends[i]]
+    }
 }
 
 /// The text of a bad line as a rejection shows it: lines run to kilobytes, and the start
