@@ -480,3 +480,37 @@ fn lichess_eval_lines_give_the_deepest_first_pv() {
     let stderr = String::from_utf8_lossy(&strict.stderr);
     assert!(stderr.contains("evals.jsonl.zst:4:"), "{stderr}");
 }
+
+#[test]
+fn long_jsonl_inputs_keep_their_order_and_line_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    // Enough lines for several of the importer's parallel batches, bad ones on either side
+    // of where batches could split.
+    let bad_lines = [1, 4096, 8192, 8193, 16_385, 20_000];
+    let mut text = String::new();
+    for line in 1..=20_000i32 {
+        if bad_lines.contains(&line) {
+            text.push_str("{\"fen\": \"not a fen\", \"evals\": []}\n");
+        } else {
+            let cp = format!("\"cp\": {line}");
+            text.push_str(&eval_line("4k3/8/8/8/8/8/8/4K3 w - -", &[(30, &[&cp])]));
+            text.push('\n');
+        }
+    }
+    let path = dir.path().join("long.jsonl");
+    std::fs::write(&path, &text).unwrap();
+    let db = dir.path().join("long.psdb");
+    let summary = ok(&["import", s(&path), "-o", s(&db)], None);
+    for line in bad_lines {
+        assert!(summary.contains(&format!("long.jsonl:{line}: ")), "{line}");
+    }
+    assert!(summary.contains("rejected 6 records"), "{summary}");
+    let scores: Vec<i32> = records(&db)
+        .iter()
+        .map(|r| r.labels.score.unwrap())
+        .collect();
+    let expected: Vec<i32> = (1..=20_000)
+        .filter(|line| !bad_lines.contains(line))
+        .collect();
+    assert_eq!(scores, expected);
+}
