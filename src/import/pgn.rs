@@ -239,6 +239,14 @@ impl GameVisitor {
         Ok(())
     }
 
+    /// Scores the current position (if it is kept); the game has an eval either way.
+    fn record_eval(&mut self, movetext: &mut Movetext, score: i32) {
+        movetext.has_eval = true;
+        if let Some(current) = movetext.current {
+            self.records[current].labels.score = Some(score);
+        }
+    }
+
     /// The filter on the tags that leaves this game out, if any.
     fn filtered_by_tags(&self, tags: &Tags) -> Option<Filter> {
         if let Some(min) = self.options.min_elo {
@@ -253,6 +261,13 @@ impl GameVisitor {
             return Some(Filter::MinBaseSeconds);
         }
         None
+    }
+}
+
+fn side_to_move(position: &Chess) -> Color {
+    match position.turn() {
+        shakmaty::Color::White => Color::White,
+        shakmaty::Color::Black => Color::Black,
     }
 }
 
@@ -411,24 +426,30 @@ impl Visitor for GameVisitor {
         ControlFlow::Continue(())
     }
 
+    /// A piece of a comment too long for the reader's buffer: an `[%eval]` may be cut in
+    /// two at its end, so only a whole one counts here.
+    fn partial_comment(
+        &mut self,
+        movetext: &mut Movetext,
+        comment: RawComment<'_>,
+    ) -> ControlFlow<Self::Output> {
+        let side_to_move = side_to_move(&movetext.position);
+        if let Ok(Some(score)) = lichess::eval_in_comment(comment.as_bytes(), side_to_move) {
+            self.record_eval(movetext, score);
+        }
+        ControlFlow::Continue(())
+    }
+
     /// A `[%eval]` scores the position the comment follows (after the last move played).
     fn comment(
         &mut self,
         movetext: &mut Movetext,
         comment: RawComment<'_>,
     ) -> ControlFlow<Self::Output> {
-        let side_to_move = match movetext.position.turn() {
-            shakmaty::Color::White => Color::White,
-            shakmaty::Color::Black => Color::Black,
-        };
+        let side_to_move = side_to_move(&movetext.position);
         match lichess::eval_in_comment(comment.as_bytes(), side_to_move) {
             Ok(None) => {}
-            Ok(Some(score)) => {
-                movetext.has_eval = true;
-                if let Some(current) = movetext.current {
-                    self.records[current].labels.score = Some(score);
-                }
-            }
+            Ok(Some(score)) => self.record_eval(movetext, score),
             Err(BadEval(reason)) => {
                 let reason = format!("after ply {}: {reason}", movetext.ply);
                 movetext.failed = Some(reason.clone());
