@@ -127,6 +127,26 @@ pub fn move_to_uci(code: u16) -> Option<String> {
     Some(text)
 }
 
+/// The label code of UCI text (`e2e4`, `e7e8q`, castling as `e1g1`), checking only its
+/// form: the inverse of [`move_to_uci`].
+pub fn move_from_uci(text: &str) -> Option<u16> {
+    let bytes = text.as_bytes();
+    if !(4..=5).contains(&bytes.len()) {
+        return None;
+    }
+    let square = |file: u8, rank: u8| {
+        ((b'a'..=b'h').contains(&file) && (b'1'..=b'8').contains(&rank))
+            .then(|| (rank - b'1') * 8 + (file - b'a'))
+    };
+    let from = square(bytes[0], bytes[1])?;
+    let to = square(bytes[2], bytes[3])?;
+    let promotion = match bytes.get(4) {
+        None => 0,
+        Some(&p) => 1 + b"nbrq".iter().position(|&c| c == p)? as u8,
+    };
+    (from != to).then(|| encode_move(from, to, promotion))
+}
+
 /// A position with its labels: one row of a position DB.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Record {
@@ -147,7 +167,9 @@ pub enum LineError {
 /// Reads one line of EPD/FEN text with its labels. Blank lines and `#` comments give
 /// `Ok(None)`. Accepted forms:
 /// - EPD or FEN, then operations: `c9 "1-0"` (result), `ce 35` (score, side to move),
-///   `game 7`, `ply 12`, `hmvc`/`fmvn` (clocks); other operations are allowed and ignored;
+///   `game 7`, `ply 12`, `hmvc`/`fmvn` (clocks), `white_elo 2100`, `black_elo 2050`,
+///   `base_seconds 300`, `increment 3`, `move e2e4` (the move played, UCI); other
+///   operations are allowed and ignored;
 /// - a FEN or EPD with a trailing result marker `[1.0]`, `[0.5]`, `[0.0]` (or `[1-0]` ...);
 /// - `FEN | score | result`, score in centipawns from White's side.
 pub fn parse_line(line: &str) -> Result<Option<Record>, LineError> {
@@ -262,6 +284,27 @@ fn labels_from_operations(
                         .ok_or_else(|| bad("not a ply number"))?,
                 );
             }
+            "white_elo" | "black_elo" | "base_seconds" | "increment" => {
+                let value = Some(
+                    operand
+                        .and_then(|s| s.parse::<u16>().ok())
+                        .filter(|&v| v != u16::MAX)
+                        .ok_or_else(|| bad("not a number below 65535"))?,
+                );
+                match op.opcode {
+                    "white_elo" => labels.white_elo = value,
+                    "black_elo" => labels.black_elo = value,
+                    "base_seconds" => labels.base_seconds = value,
+                    _ => labels.increment = value,
+                }
+            }
+            "move" => {
+                labels.move_played = Some(
+                    operand
+                        .and_then(move_from_uci)
+                        .ok_or_else(|| bad("not a UCI move"))?,
+                );
+            }
             "hmvc" => {
                 clocks.0 = Some(
                     operand
@@ -304,7 +347,8 @@ pub fn white_pov(score: i32, side: Color) -> i32 {
 }
 
 /// Writes a record as an EPD line with a six-field FEN and its labels as operations:
-/// `c9 "1-0"`, `ce` (side to move's point of view), `game`, `ply`.
+/// `c9 "1-0"`, `ce` (side to move's point of view), `game`, `ply`, `white_elo`,
+/// `black_elo`, `base_seconds`, `increment`, `move` (UCI).
 pub fn write_line(record: &Record, out: &mut String) {
     out.push_str(&record.position.to_fen());
     let labels = &record.labels;
@@ -320,6 +364,19 @@ pub fn write_line(record: &Record, out: &mut String) {
     }
     if let Some(ply) = labels.ply {
         epd::write_operation(out, "ply", &[&ply.to_string()]);
+    }
+    for (opcode, value) in [
+        ("white_elo", labels.white_elo),
+        ("black_elo", labels.black_elo),
+        ("base_seconds", labels.base_seconds),
+        ("increment", labels.increment),
+    ] {
+        if let Some(value) = value {
+            epd::write_operation(out, opcode, &[&value.to_string()]);
+        }
+    }
+    if let Some(uci) = labels.move_played.and_then(move_to_uci) {
+        epd::write_operation(out, "move", &[&uci]);
     }
 }
 
@@ -383,6 +440,22 @@ mod tests {
     }
 
     #[test]
+    fn uci_text_reads_back_to_every_move_code() {
+        for from in 0..64u8 {
+            for to in (0..64u8).filter(|&to| to != from) {
+                for promotion in 0..5u8 {
+                    let code = encode_move(from, to, promotion);
+                    let uci = move_to_uci(code).unwrap();
+                    assert_eq!(move_from_uci(&uci), Some(code), "{uci}");
+                }
+            }
+        }
+        for bad in ["", "e2", "e2e2", "e2e9", "i2e4", "e7e8k", "e2e4qq"] {
+            assert_eq!(move_from_uci(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
     fn epd_clock_operations_set_the_clocks() {
         let record = parse_line("4k3/8/8/8/8/8/8/4K3 w - - hmvc 12; fmvn 40;")
             .unwrap()
@@ -418,6 +491,8 @@ mod tests {
         for line in [
             "4k3/8/8/8/8/8/8/4K3 b - - 0 1 c9 \"0-1\"; ce -31; game 4; ply 9;",
             "4k3/8/8/8/8/8/8/4K3 w - - 0 1 ce 0;",
+            "4k3/8/8/8/8/8/8/4K3 w - - 0 1 white_elo 2100; black_elo 1999; base_seconds 300; increment 2; move e1d1;",
+            "4k3/1P6/8/8/8/8/8/4K3 w - - 0 1 move b7b8n;",
             "4k3/8/8/8/8/8/8/4K3 w - - 0 1",
         ] {
             let record = parse_line(line).unwrap().unwrap();

@@ -239,7 +239,7 @@ mod tests {
         io::Read::read_to_end(&mut a, &mut bytes).expect("read");
         assert_eq!(
             &bytes[bytes.len() - 8..],
-            bytemuck::cast_slice(&[1i16, 2, 3, 4])
+            bytemuck::cast_slice::<i16, u8>(&[1i16, 2, 3, 4])
         );
     }
 }

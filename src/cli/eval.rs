@@ -20,7 +20,7 @@ use super::{Global, fen_error_with_caret, import, output, progress, weights};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// A position DB, or EPD/FEN lines ('-' for standard input)
+    /// A position DB, or EPD/FEN lines, PGN or lichess JSONL, plain or gzip/zstd/bzip2-compressed ('-' for standard input)
     #[arg(required_unless_present = "fen")]
     input: Option<String>,
     /// Evaluate this one position and print every term

@@ -19,7 +19,7 @@ use super::{Global, import, progress, weights};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// A DB, or an EPD/FEN/PGN file (imported on the fly)
+    /// A DB, or an EPD/FEN/PGN/JSONL file, plain or gzip/zstd/bzip2-compressed (imported on the fly)
     input: String,
     /// Which features
     #[arg(long, value_enum, default_value_t = FeatureKind::Masks)]

@@ -1,5 +1,6 @@
-//! `pawnstorm import`: EPD/FEN lines and PGN games into a position DB; also the on-the-fly
-//! import that lets `eval` and `features` take a text file where a DB is expected.
+//! `pawnstorm import`: EPD/FEN lines, PGN games and lichess evaluation lines (plain, gzip,
+//! zstd or bzip2) into a position DB; also the on-the-fly import that lets `eval`,
+//! `features` and `tune` take a text file where a DB is expected.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -14,7 +15,8 @@ use super::progress;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Input files: .epd, .fen, .txt (one position a line), .pgn; optionally .gz; - for stdin
+    /// Input files: .epd, .fen, .txt (one position a line), .pgn, .jsonl; optionally .gz,
+    /// .zst or .bz2; - for stdin
     #[arg(required = true)]
     inputs: Vec<String>,
     /// The DB to write
@@ -32,6 +34,18 @@ pub struct Args {
     /// PGN: keep every K-th position
     #[arg(long, default_value_t = 1, value_name = "K", value_parser = clap::value_parser!(u32).range(1..))]
     every: u32,
+    /// PGN: keep only games with at least one [%eval] comment (lichess analyses a game
+    /// whole or not at all)
+    #[arg(long)]
+    require_eval: bool,
+    /// PGN: keep only games where both WhiteElo and BlackElo are at least N (games with
+    /// an unknown rating are left out)
+    #[arg(long, value_name = "N")]
+    min_elo: Option<u16>,
+    /// PGN: keep only games whose TimeControl base time is at least N seconds (games with
+    /// an unknown time control are left out)
+    #[arg(long, value_name = "N")]
+    min_base_seconds: Option<u32>,
     /// Input format, if the file names do not tell
     #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
     format: FormatArg,
@@ -42,12 +56,15 @@ pub struct Args {
 
 #[derive(Clone, Copy, ValueEnum)]
 enum FormatArg {
-    /// From the extension: .pgn is PGN, anything else one position a line
+    /// From the extension (a compression suffix looked through): .pgn is PGN, .jsonl and
+    /// .ndjson lichess evaluations, anything else one position a line
     Auto,
     /// EPD/FEN, one position a line
     Lines,
     /// PGN games
     Pgn,
+    /// lichess's evaluation database, one JSON object a line
+    Jsonl,
 }
 
 /// What an import does, checked: the sources resolved, standard input at most once.
@@ -73,10 +90,14 @@ impl Args {
                 FormatArg::Auto => None,
                 FormatArg::Lines => Some(Format::Lines),
                 FormatArg::Pgn => Some(Format::Pgn),
+                FormatArg::Jsonl => Some(Format::Jsonl),
             },
             options: ImportOptions {
                 skip_plies: self.skip_plies,
                 every: self.every,
+                require_eval: self.require_eval,
+                min_elo: self.min_elo,
+                min_base_seconds: self.min_base_seconds,
             },
             strict: self.strict,
             output: self.output,
@@ -120,13 +141,32 @@ pub fn run(args: Args) -> Result<()> {
     } else {
         String::new()
     };
+    let dropped = &totals.dropped;
+    let dropped = if dropped.total() > 0 {
+        let by_filter: Vec<String> = [
+            ("--min-elo", dropped.min_elo),
+            ("--min-base-seconds", dropped.min_base_seconds),
+            ("--require-eval", dropped.require_eval),
+        ]
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(filter, n)| format!("{n} {filter}"))
+        .collect();
+        format!(
+            ", dropped {} games ({})",
+            dropped.total(),
+            by_filter.join(", ")
+        )
+    } else {
+        String::new()
+    };
     let appended = if config.append && appended_to > 0 {
         format!(", appended to {appended_to} already there")
     } else {
         String::new()
     };
     eprintln!(
-        "imported {} positions{games}, rejected {} records, {} inputs, {:.2} s, {:.0} positions/s -> {} ({total} positions{appended})",
+        "imported {} positions{games}{dropped}, rejected {} records, {} inputs, {:.2} s, {:.0} positions/s -> {} ({total} positions{appended})",
         totals.positions,
         totals.rejected,
         config.sources.len(),
@@ -172,15 +212,13 @@ fn import_sources(
             },
         )?;
         done_bytes += import::input_size(source).unwrap_or(0);
-        totals.positions += counts.positions;
-        totals.rejected += counts.rejected;
-        totals.games += counts.games;
+        totals.add(&counts);
     }
     bar.finish_and_clear();
     Ok(totals)
 }
 
-/// Opens `input` as a DB, or, if it is not one, imports it (EPD/FEN/PGN) into a DB in a
+/// Opens `input` as a DB, or, if it is not one, imports it (EPD/FEN/PGN/JSONL, plain or compressed) into a DB in a
 /// temporary directory that lives as long as the returned guard. A DB is opened with the
 /// checksum checks `verify` asks for.
 pub fn open_or_import(

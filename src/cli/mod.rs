@@ -48,7 +48,22 @@ pub struct Cli {
 
 #[derive(Subcommand)]
 pub enum Command {
-    /// Import EPD/FEN lines and PGN games into a position DB (.psdb)
+    /// Import EPD/FEN lines, PGN games and lichess evaluation JSONL into a position DB (.psdb)
+    ///
+    /// Inputs may be compressed with gzip, zstd or bzip2 (told by their first bytes, whatever
+    /// the name; standard input too); the format comes from the name with the compression
+    /// suffix looked through (games.pgn.zst is PGN).
+    ///
+    /// PGN: every position of every game, labelled with the game's result, its ply, the move
+    /// played from it, the players' ratings (WhiteElo, BlackElo) and the time control
+    /// (TimeControl 300+3: base 300 s, increment 3 s). A lichess [%eval 0.17] or [%eval #-3]
+    /// comment after a move is the score of the position after it: pawns to centipawns,
+    /// White's point of view; a mate "#N" (White mates in N moves; "#-N" Black does) is the
+    /// engine's mate score 32000 - p, p the plies to mate from that position (2N-1 if the
+    /// mating side is to move there, 2N if not), negated when Black mates.
+    ///
+    /// JSONL (lichess's evaluation database): each line's FEN (clocks 0 1) with the first PV
+    /// of its deepest evaluation as the score (cp, or mate as above; White's point of view).
     Import(import::Args),
     /// Describe a position DB: positions, blocks, columns, size
     Info(info::Args),
@@ -56,7 +71,7 @@ pub enum Command {
     Export(export::Args),
     /// Compute per-position features (pawn-structure masks, king distances) into .npy or .csv
     Features(features::Args),
-    /// Evaluate every position of a DB or EPD/FEN file, or one position in detail (--fen)
+    /// Evaluate every position of a DB or EPD/FEN/PGN/JSONL file, or one position in detail (--fen)
     Eval(eval::Args),
     /// Print the evaluation weights in the --weights file format (the defaults, or FILE's)
     Weights(weights::Args),

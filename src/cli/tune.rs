@@ -18,7 +18,7 @@ use super::{Global, import, output, progress, weights};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Labelled positions: position DBs, or EPD/FEN/PGN files ('-' for standard input)
+    /// Labelled positions: position DBs, or EPD/FEN/PGN/JSONL files, plain or compressed ('-' for standard input)
     #[arg(required = true)]
     inputs: Vec<String>,
     /// The weights file to write (the format of `pawnstorm weights`)

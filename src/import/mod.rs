@@ -1,18 +1,22 @@
-//! Importing positions: EPD/FEN line files and PGN games, plain or gzip-compressed, from
-//! files or standard input, streamed record by record into a sink (usually a `DbWriter`).
+//! Importing positions: EPD/FEN line files, PGN games and lichess evaluation JSON lines,
+//! plain or compressed (gzip, zstd, bzip2: told by their magic bytes), from files or
+//! standard input, streamed record by record into a sink (usually a `DbWriter`).
 //!
 //! Bad records are reported (file, line, reason, text) and skipped; the caller decides
 //! whether a rejection stops the import (`--strict`).
 
+mod jsonl;
+pub mod lichess;
 mod pgn;
 
 use std::fmt;
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use bzip2::read::MultiBzDecoder;
 use flate2::read::MultiGzDecoder;
 use thiserror::Error;
 
@@ -43,8 +47,10 @@ impl Source {
         }
     }
 
-    /// The input's format, from its extension (a `.gz` suffix looked through): `.pgn` is
-    /// PGN, everything else (`.epd`, `.fen`, `.txt`, standard input) is one record a line.
+    /// The input's format, from its extension (a compression suffix `.gz`, `.zst`,
+    /// `.zstd` or `.bz2` looked through): `.pgn` is PGN, `.jsonl` and `.ndjson` lichess
+    /// evaluation lines, everything else (`.epd`, `.fen`, `.txt`, standard input) one
+    /// record a line.
     pub fn format(&self) -> Format {
         let Source::File(path) = self else {
             return Format::Lines;
@@ -53,22 +59,35 @@ impl Source {
             .file_name()
             .map(|n| n.to_string_lossy().to_ascii_lowercase())
             .unwrap_or_default();
-        let name = name.strip_suffix(".gz").unwrap_or(&name);
+        let name = COMPRESSION_SUFFIXES
+            .iter()
+            .find_map(|suffix| name.strip_suffix(suffix))
+            .unwrap_or(&name);
         if name.ends_with(".pgn") {
             Format::Pgn
+        } else if name.ends_with(".jsonl") || name.ends_with(".ndjson") {
+            Format::Jsonl
         } else {
             Format::Lines
         }
     }
 }
 
+const COMPRESSION_SUFFIXES: [&str; 4] = [".gz", ".zst", ".zstd", ".bz2"];
+
+impl Source {}
+
 /// How an input's records are written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
     /// EPD or FEN, one position a line, labels as `labels::parse_line` reads them.
     Lines,
-    /// PGN games: every position of every game, labelled with the game's result.
+    /// PGN games: every position of every game, labelled with the game's result, the
+    /// movetext's `[%eval]` scores, the players' ratings, the time control and the move
+    /// played.
     Pgn,
+    /// lichess's evaluation database: one JSON object a line, a FEN and its evaluations.
+    Jsonl,
 }
 
 /// Options that shape which positions an import keeps.
@@ -78,6 +97,14 @@ pub struct ImportOptions {
     pub skip_plies: u32,
     /// PGN: keep every k-th position from `skip_plies` on (1 = all).
     pub every: u32,
+    /// PGN: keep only games with at least one `[%eval]` comment.
+    pub require_eval: bool,
+    /// PGN: keep only games where both players' ratings (`WhiteElo`, `BlackElo`) are
+    /// known and at least this.
+    pub min_elo: Option<u16>,
+    /// PGN: keep only games whose `TimeControl` base time is known and at least this
+    /// many seconds.
+    pub min_base_seconds: Option<u32>,
 }
 
 impl Default for ImportOptions {
@@ -85,6 +112,9 @@ impl Default for ImportOptions {
         ImportOptions {
             skip_plies: 0,
             every: 1,
+            require_eval: false,
+            min_elo: None,
+            min_base_seconds: None,
         }
     }
 }
@@ -131,7 +161,43 @@ pub enum ImportError {
 pub struct Counts {
     pub positions: u64,
     pub rejected: u64,
+    /// Games imported (dropped games are not counted here).
     pub games: u64,
+    /// Games left out by the filters: well-formed, so not rejections.
+    pub dropped: Dropped,
+}
+
+/// Games left out, by the filter that left them out (the first that failed, checked in
+/// this order).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Dropped {
+    /// `--min-elo`: a rating below the minimum, or unknown.
+    pub min_elo: u64,
+    /// `--min-base-seconds`: a base time below the minimum, or unknown.
+    pub min_base_seconds: u64,
+    /// `--require-eval`: no `[%eval]` comment.
+    pub require_eval: u64,
+}
+
+impl Dropped {
+    pub fn total(&self) -> u64 {
+        self.min_elo + self.min_base_seconds + self.require_eval
+    }
+
+    pub fn add(&mut self, other: &Dropped) {
+        self.min_elo += other.min_elo;
+        self.min_base_seconds += other.min_base_seconds;
+        self.require_eval += other.require_eval;
+    }
+}
+
+impl Counts {
+    pub fn add(&mut self, other: &Counts) {
+        self.positions += other.positions;
+        self.rejected += other.rejected;
+        self.games += other.games;
+        self.dropped.add(&other.dropped);
+    }
 }
 
 /// The callbacks of an import.
@@ -175,6 +241,7 @@ pub fn import(
     match format {
         Format::Lines => import_lines(&mut input, handlers),
         Format::Pgn => pgn::import_games(&mut input, options, next_game_id, handlers),
+        Format::Jsonl => jsonl::import_evals(&mut input, handlers),
     }
 }
 
@@ -336,29 +403,83 @@ impl<R: Read> Read for CountingReader<R> {
 }
 
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
+const BZIP2_MAGIC: [u8; 3] = *b"BZh";
 
-/// Opens an input, decompressing it when it starts with the gzip magic bytes (whatever its
-/// name), so `.gz` files and compressed standard input both work.
+/// How an input is compressed, from its first bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Compression {
+    None,
+    Gzip,
+    Zstd,
+    Bzip2,
+}
+
+impl Compression {
+    /// Tells the compression by the magic bytes `start` begins with.
+    pub fn detect(start: &[u8]) -> Compression {
+        if start.starts_with(&GZIP_MAGIC) {
+            Compression::Gzip
+        } else if start.starts_with(&ZSTD_MAGIC) || is_zstd_skippable_frame(start) {
+            Compression::Zstd
+        } else if start.starts_with(&BZIP2_MAGIC)
+            && start.get(3).is_some_and(|b| (b'1'..=b'9').contains(b))
+        {
+            Compression::Bzip2
+        } else {
+            Compression::None
+        }
+    }
+}
+
+/// pzstd (the parallel zstd) starts its files with a skippable frame, magic
+/// 0x184D2A50..=0x184D2A5F little-endian.
+fn is_zstd_skippable_frame(start: &[u8]) -> bool {
+    start.len() >= 4 && start[0] & 0xf0 == 0x50 && start[1..4] == [0x2a, 0x4d, 0x18]
+}
+
+/// Opens an input, decompressing it when it starts with the gzip, zstd or bzip2 magic
+/// bytes (whatever its name), so compressed files and compressed standard input both
+/// work. Decompression streams: only the decoders' windows and buffers are held.
 fn open(source: &Source, count: &Arc<AtomicU64>) -> io::Result<Box<dyn Read>> {
     let raw: Box<dyn Read> = match source {
         Source::Stdin => Box::new(io::stdin()),
         Source::File(path) => Box::new(open_file(path)?),
     };
-    // Small: it only has to hold the magic bytes; the line reader's larger reads then go
-    // past it straight to the source.
-    let mut buffered = BufReader::with_capacity(
-        8 * 1024,
-        CountingReader {
-            inner: raw,
-            count: Arc::clone(count),
-        },
-    );
-    let is_gzip = buffered.fill_buf()?.starts_with(&GZIP_MAGIC);
-    Ok(if is_gzip {
-        Box::new(MultiGzDecoder::new(buffered))
-    } else {
-        Box::new(buffered)
+    let mut counting = CountingReader {
+        inner: raw,
+        count: Arc::clone(count),
+    };
+    let head = read_head(&mut counting, 4)?;
+    let compression = Compression::detect(&head);
+    // The bytes read to tell the format go first, then the rest of the stream. Each
+    // decoder buffers its own input; a plain input is read straight by the line reader.
+    let stream = io::Cursor::new(head).chain(counting);
+    Ok(match compression {
+        Compression::None => Box::new(stream),
+        Compression::Gzip => Box::new(MultiGzDecoder::new(stream)),
+        // Reads every frame to the end of the input (concatenated and skippable frames
+        // included), as the zstd tool does.
+        Compression::Zstd => Box::new(zstd::stream::read::Decoder::new(stream)?),
+        Compression::Bzip2 => Box::new(MultiBzDecoder::new(stream)),
     })
+}
+
+/// The first `n` bytes (fewer only if the input is shorter): a pipe may hand over its
+/// first bytes a few at a time.
+fn read_head(reader: &mut impl Read, n: usize) -> io::Result<Vec<u8>> {
+    let mut head = vec![0; n];
+    let mut got = 0;
+    while got < n {
+        match reader.read(&mut head[got..]) {
+            Ok(0) => break,
+            Ok(k) => got += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    head.truncate(got);
+    Ok(head)
 }
 
 fn open_file(path: &Path) -> io::Result<File> {

@@ -1,19 +1,22 @@
 //! PGN import: every position of every game (after the skip/every filter), labelled with
-//! the game's result, its game id and its ply. SAN moves are checked and played with
-//! `shakmaty`; `pgn-reader` parses the movetext.
+//! the game's result, its game id, its ply, the move played from it, the score of a
+//! lichess `[%eval]` comment after the move that led to it, and the game's ratings and
+//! time control. SAN moves are checked and played with `shakmaty`; `pgn-reader` parses
+//! the movetext.
 //!
 //! Games are first cut out of the text line by line, so that a bad game can be reported
 //! with the line it starts on, and skipped without losing the games around it.
 
 use std::ops::ControlFlow;
 
-use pgn_reader::{KnownOutcome, Outcome, RawTag, Reader, SanPlus, Visitor};
+use pgn_reader::{KnownOutcome, Outcome, RawComment, RawTag, Reader, SanPlus, Visitor};
 use shakmaty::fen::Fen;
-use shakmaty::{CastlingMode, Chess, EnPassantMode, Position as _, Role};
+use shakmaty::{CastlingMode, Chess, EnPassantMode, Move, Position as _, Role};
 
+use super::lichess::{self, BadEval};
 use super::{Counts, Handlers, ImportError, ImportOptions, Input, PROGRESS_EVERY};
 use crate::board::{CastlingRights, CastlingSide, Position, PositionParts};
-use crate::labels::{GameResult, Labels, Record};
+use crate::labels::{self, GameResult, Labels, Record};
 use pawnstorm_kernels::{Bitboard, Color, Square};
 
 pub(super) fn import_games(
@@ -141,7 +144,15 @@ fn finish_game(
         })?;
     let outcome = outcome.unwrap_or_else(|| Err("no game found".to_string()));
     match outcome {
-        Ok(()) => {
+        Ok(Kept::No(filter)) => {
+            let dropped = &mut counts.dropped;
+            *match filter {
+                Filter::MinElo => &mut dropped.min_elo,
+                Filter::MinBaseSeconds => &mut dropped.min_base_seconds,
+                Filter::RequireEval => &mut dropped.require_eval,
+            } += 1;
+        }
+        Ok(Kept::Yes) => {
             counts.games += 1;
             let game_id = *next_game_id;
             *next_game_id = next_game_id.saturating_add(1);
@@ -165,12 +176,27 @@ struct GameVisitor {
     records: Vec<Record>,
 }
 
+/// Whether a well-formed game is imported, and if not, which filter left it out.
+enum Kept {
+    Yes,
+    No(Filter),
+}
+
+enum Filter {
+    MinElo,
+    MinBaseSeconds,
+    RequireEval,
+}
+
 #[derive(Default)]
 struct Tags {
     fen: Option<String>,
     chess960: bool,
     unsupported_variant: Option<String>,
     result: Option<GameResult>,
+    white_elo: Option<u16>,
+    black_elo: Option<u16>,
+    time_control: Option<(u32, u32)>,
 }
 
 struct Movetext {
@@ -179,6 +205,11 @@ struct Movetext {
     tag_result: Option<GameResult>,
     outcome: Option<GameResult>,
     failed: Option<String>,
+    /// The labels every position of the game shares (ratings, time control).
+    game_labels: Labels,
+    /// The index in `records` of the current position, if it is kept.
+    current: Option<usize>,
+    has_eval: bool,
 }
 
 impl GameVisitor {
@@ -187,7 +218,8 @@ impl GameVisitor {
             && (ply - self.options.skip_plies).is_multiple_of(self.options.every.max(1))
     }
 
-    fn emit(&mut self, movetext: &Movetext) -> Result<(), String> {
+    fn emit(&mut self, movetext: &mut Movetext) -> Result<(), String> {
+        movetext.current = None;
         if !self.keep(movetext.ply) {
             return Ok(());
         }
@@ -196,21 +228,84 @@ impl GameVisitor {
             .ok()
             .filter(|&p| p != u16::MAX)
             .ok_or("game longer than 65,534 plies")?;
+        movetext.current = Some(self.records.len());
         self.records.push(Record {
             position,
             labels: Labels {
                 ply: Some(ply),
-                ..Labels::default()
+                ..movetext.game_labels
             },
         });
         Ok(())
     }
+
+    /// Scores the current position (if it is kept); the game has an eval either way.
+    fn record_eval(&mut self, movetext: &mut Movetext, score: i32) {
+        movetext.has_eval = true;
+        if let Some(current) = movetext.current {
+            self.records[current].labels.score = Some(score);
+        }
+    }
+
+    /// The filter on the tags that leaves this game out, if any.
+    fn filtered_by_tags(&self, tags: &Tags) -> Option<Filter> {
+        if let Some(min) = self.options.min_elo {
+            let rated = |elo: Option<u16>| elo.is_some_and(|e| e >= min);
+            if !(rated(tags.white_elo) && rated(tags.black_elo)) {
+                return Some(Filter::MinElo);
+            }
+        }
+        if let Some(min) = self.options.min_base_seconds
+            && tags.time_control.is_none_or(|(base, _)| base < min)
+        {
+            return Some(Filter::MinBaseSeconds);
+        }
+        None
+    }
+}
+
+fn side_to_move(position: &Chess) -> Color {
+    match position.turn() {
+        shakmaty::Color::White => Color::White,
+        shakmaty::Color::Black => Color::Black,
+    }
+}
+
+/// The move as the DB's `move` label stores it (`Move::label_code`): castling as the
+/// king's move to the g- or c-file.
+fn move_label(mv: &Move) -> u16 {
+    let (from, to, promotion) = match *mv {
+        Move::Normal {
+            from,
+            to,
+            promotion,
+            ..
+        } => (from, to, promotion),
+        Move::EnPassant { from, to } => (from, to, None),
+        Move::Castle { king, rook } => {
+            let file = if rook.file() > king.file() {
+                shakmaty::File::G
+            } else {
+                shakmaty::File::C
+            };
+            (king, shakmaty::Square::from_coords(file, king.rank()), None)
+        }
+        Move::Put { to, .. } => (to, to, None),
+    };
+    let promotion = match promotion {
+        None => 0,
+        Some(Role::Knight) => 1,
+        Some(Role::Bishop) => 2,
+        Some(Role::Rook) => 3,
+        Some(_) => 4,
+    };
+    labels::encode_move(u8::from(from), u8::from(to), promotion)
 }
 
 impl Visitor for GameVisitor {
     type Tags = Tags;
     type Movetext = Movetext;
-    type Output = Result<(), String>;
+    type Output = Result<Kept, String>;
 
     fn begin_tags(&mut self) -> ControlFlow<Self::Output, Self::Tags> {
         ControlFlow::Continue(Tags::default())
@@ -225,6 +320,11 @@ impl Visitor for GameVisitor {
         match name {
             b"FEN" => tags.fen = Some(value.decode_utf8_lossy().into_owned()),
             b"Result" => tags.result = GameResult::parse(&value.decode_utf8_lossy()),
+            b"WhiteElo" => tags.white_elo = lichess::parse_elo(&value.decode_utf8_lossy()),
+            b"BlackElo" => tags.black_elo = lichess::parse_elo(&value.decode_utf8_lossy()),
+            b"TimeControl" => {
+                tags.time_control = lichess::parse_time_control(&value.decode_utf8_lossy())
+            }
             b"Variant" => {
                 let variant = value.decode_utf8_lossy().to_ascii_lowercase();
                 match variant.as_str() {
@@ -243,6 +343,9 @@ impl Visitor for GameVisitor {
     fn begin_movetext(&mut self, tags: Tags) -> ControlFlow<Self::Output, Movetext> {
         if let Some(variant) = tags.unsupported_variant {
             return ControlFlow::Break(Err(format!("variant {variant:?} is not supported")));
+        }
+        if let Some(filter) = self.filtered_by_tags(&tags) {
+            return ControlFlow::Break(Ok(Kept::No(filter)));
         }
         let mode = if tags.chess960 {
             CastlingMode::Chess960
@@ -271,14 +374,27 @@ impl Visitor for GameVisitor {
                 }
             }
         };
-        let movetext = Movetext {
+        let mut movetext = Movetext {
             position,
             ply: 0,
             tag_result: tags.result,
             outcome: None,
             failed: None,
+            game_labels: Labels {
+                white_elo: tags.white_elo,
+                black_elo: tags.black_elo,
+                base_seconds: tags
+                    .time_control
+                    .map(|(base, _)| lichess::seconds_label(base)),
+                increment: tags
+                    .time_control
+                    .map(|(_, increment)| lichess::seconds_label(increment)),
+                ..Labels::default()
+            },
+            current: None,
+            has_eval: false,
         };
-        if let Err(e) = self.emit(&movetext) {
+        if let Err(e) = self.emit(&mut movetext) {
             return ControlFlow::Break(Err(e));
         }
         ControlFlow::Continue(movetext)
@@ -299,10 +415,46 @@ impl Visitor for GameVisitor {
                 return ControlFlow::Break(Err(reason));
             }
         };
+        if let Some(current) = movetext.current {
+            self.records[current].labels.move_played = Some(move_label(&mv));
+        }
         movetext.position.play_unchecked(mv);
         movetext.ply += 1;
         if let Err(e) = self.emit(movetext) {
             return ControlFlow::Break(Err(e));
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// A piece of a comment too long for the reader's buffer: an `[%eval]` may be cut in
+    /// two at its end, so only a whole one counts here.
+    fn partial_comment(
+        &mut self,
+        movetext: &mut Movetext,
+        comment: RawComment<'_>,
+    ) -> ControlFlow<Self::Output> {
+        let side_to_move = side_to_move(&movetext.position);
+        if let Ok(Some(score)) = lichess::eval_in_comment(comment.as_bytes(), side_to_move) {
+            self.record_eval(movetext, score);
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// A `[%eval]` scores the position the comment follows (after the last move played).
+    fn comment(
+        &mut self,
+        movetext: &mut Movetext,
+        comment: RawComment<'_>,
+    ) -> ControlFlow<Self::Output> {
+        let side_to_move = side_to_move(&movetext.position);
+        match lichess::eval_in_comment(comment.as_bytes(), side_to_move) {
+            Ok(None) => {}
+            Ok(Some(score)) => self.record_eval(movetext, score),
+            Err(BadEval(reason)) => {
+                let reason = format!("after ply {}: {reason}", movetext.ply);
+                movetext.failed = Some(reason.clone());
+                return ControlFlow::Break(Err(reason));
+            }
         }
         ControlFlow::Continue(())
     }
@@ -325,10 +477,13 @@ impl Visitor for GameVisitor {
         }
         // The termination marker is the game's own word; the tag stands in for a `*`.
         let result = movetext.outcome.or(movetext.tag_result);
+        if self.options.require_eval && !movetext.has_eval {
+            return Ok(Kept::No(Filter::RequireEval));
+        }
         for record in &mut self.records {
             record.labels.result = result;
         }
-        Ok(())
+        Ok(Kept::Yes)
     }
 }
 

@@ -1,0 +1,213 @@
+//! The pieces of lichess's data that become labels: `[%eval]` comments, mate scores,
+//! rating and time-control tags.
+//!
+//! Scores are stored as the engine keeps them (`search::score`): centipawns from White's
+//! point of view, and a mate in `p` plies as `±(MATE - p)`.
+
+use pawnstorm_kernels::Color;
+
+use crate::search::score::{MATE, MATE_BOUND};
+
+/// The largest centipawn score that is not a mate: pawn scores beyond it are clamped, so
+/// that a huge evaluation never reads as a mate.
+pub const MAX_CENTIPAWNS: i32 = MATE_BOUND - 1;
+
+/// The score of a mate announced as lichess writes it: `moves > 0` is White mating in that
+/// many moves, `moves < 0` Black mating. `side_to_move` is who moves in the position the
+/// score belongs to: White mating in N moves is `2N - 1` plies away when White is to move
+/// and `2N` when Black is. `moves == 0` (the side to move is mated) is `∓MATE`.
+pub fn mate_score(moves: i32, side_to_move: Color) -> i32 {
+    let mater = if moves > 0 {
+        Color::White
+    } else if moves < 0 {
+        Color::Black
+    } else {
+        !side_to_move
+    };
+    let moves = moves.unsigned_abs().min(MATE as u32);
+    let plies = if moves == 0 {
+        0
+    } else if side_to_move == mater {
+        2 * moves - 1
+    } else {
+        2 * moves
+    };
+    let score = MATE - plies.min(MATE as u32) as i32;
+    match mater {
+        Color::White => score,
+        Color::Black => -score,
+    }
+}
+
+/// Why a `[%eval]` could not be read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BadEval(pub String);
+
+/// The score in the first `[%eval ...]` command of a comment's text, if it has one:
+/// `[%eval 0.17]` (pawns, White's view), `[%eval #-3]` (mate in moves), with or without a
+/// `,depth` suffix (`[%eval -1.00,23]`, as python-chess writes it).
+pub fn eval_in_comment(comment: &[u8], side_to_move: Color) -> Result<Option<i32>, BadEval> {
+    const COMMAND: &[u8] = b"[%eval";
+    let Some(at) = memchr::memmem::find(comment, COMMAND) else {
+        return Ok(None);
+    };
+    let rest = &comment[at + COMMAND.len()..];
+    let end =
+        memchr::memchr(b']', rest).ok_or_else(|| BadEval("unterminated [%eval".to_string()))?;
+    let operand = rest[..end].trim_ascii();
+    let value = match memchr::memchr(b',', operand) {
+        Some(comma) => &operand[..comma],
+        None => operand,
+    }
+    .trim_ascii();
+    let bad = || {
+        BadEval(format!(
+            "[%eval {}] is not pawns (0.17) or a mate (#-3)",
+            String::from_utf8_lossy(operand)
+        ))
+    };
+    if let Some(moves) = value.strip_prefix(b"#") {
+        let moves = parse_int(moves).ok_or_else(bad)?;
+        return Ok(Some(mate_score(moves, side_to_move)));
+    }
+    pawns_to_centipawns(value).map(Some).ok_or_else(bad)
+}
+
+/// `-?digits(.digits)?` with at most 9 digits before the point, rounded to the nearest
+/// centipawn (halves away from zero), clamped below the mate range.
+pub fn pawns_to_centipawns(text: &[u8]) -> Option<i32> {
+    let (negative, digits) = match text.first()? {
+        b'-' => (true, &text[1..]),
+        b'+' => (false, &text[1..]),
+        _ => (false, text),
+    };
+    let (whole, fraction) = match memchr::memchr(b'.', digits) {
+        Some(dot) => (&digits[..dot], &digits[dot + 1..]),
+        None => (digits, &[][..]),
+    };
+    if (whole.is_empty() && fraction.is_empty())
+        || whole.len() > 9
+        || !whole.iter().chain(fraction).all(u8::is_ascii_digit)
+    {
+        return None;
+    }
+    let digit = |i: usize| fraction.get(i).map_or(0, |d| i64::from(d - b'0'));
+    let mut centipawns = whole.iter().fold(0i64, |n, d| n * 10 + i64::from(d - b'0')) * 100
+        + digit(0) * 10
+        + digit(1);
+    if digit(2) >= 5 {
+        centipawns += 1;
+    }
+    let centipawns = centipawns.min(i64::from(MAX_CENTIPAWNS)) as i32;
+    Some(if negative { -centipawns } else { centipawns })
+}
+
+fn parse_int(text: &[u8]) -> Option<i32> {
+    let (negative, digits) = match text.first()? {
+        b'-' => (true, &text[1..]),
+        b'+' => (false, &text[1..]),
+        _ => (false, text),
+    };
+    if digits.is_empty() || digits.len() > 9 || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let n = digits
+        .iter()
+        .fold(0i32, |n, d| n * 10 + i32::from(d - b'0'));
+    Some(if negative { -n } else { n })
+}
+
+/// A rating tag's value (`WhiteElo`, `BlackElo`): `None` for `?`, `-`, or anything that is
+/// not a number below 65535.
+pub fn parse_elo(text: &str) -> Option<u16> {
+    text.trim().parse::<u16>().ok().filter(|&e| e != u16::MAX)
+}
+
+/// A PGN `TimeControl` of one period, `base+increment` or `base` (seconds; no increment
+/// is 0): `(base, increment)`. `-`, `?`, moves-per-period (`40/7200`), sandclock (`*60`)
+/// and several periods give `None`.
+pub fn parse_time_control(text: &str) -> Option<(u32, u32)> {
+    let text = text.trim();
+    let (base, increment) = match text.split_once('+') {
+        Some((base, increment)) => (base, Some(increment)),
+        None => (text, None),
+    };
+    let number = |s: &str| {
+        (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| s.parse::<u32>().ok())
+            .flatten()
+    };
+    Some((number(base)?, increment.map_or(Some(0), number)?))
+}
+
+/// A time (seconds) as a `u16` label: capped at 65534 (65535 means unknown).
+pub fn seconds_label(seconds: u32) -> u16 {
+    seconds.min(u32::from(u16::MAX - 1)) as u16
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pawns_round_to_the_nearest_centipawn() {
+        for (text, cp) in [
+            ("0.17", 17),
+            ("-0.4", -40),
+            ("1.18", 118),
+            ("3", 300),
+            ("-0.005", -1),
+            ("0.004", 0),
+            (".5", 50),
+            ("+2.35", 235),
+            ("999999", MAX_CENTIPAWNS),
+            ("-999999", -MAX_CENTIPAWNS),
+        ] {
+            assert_eq!(pawns_to_centipawns(text.as_bytes()), Some(cp), "{text}");
+        }
+        for bad in ["", "-", ".", "1.2.3", "abc", "1e3", "1234567890"] {
+            assert_eq!(pawns_to_centipawns(bad.as_bytes()), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn mates_count_plies_from_the_side_to_move() {
+        // White mates in 1 with White to move: one ply.
+        assert_eq!(mate_score(1, Color::White), MATE - 1);
+        // ... with Black to move (Black moves, then White mates): two plies.
+        assert_eq!(mate_score(1, Color::Black), MATE - 2);
+        assert_eq!(mate_score(-3, Color::Black), -(MATE - 5));
+        assert_eq!(mate_score(-3, Color::White), -(MATE - 6));
+        assert_eq!(mate_score(0, Color::White), -MATE);
+        assert_eq!(mate_score(0, Color::Black), MATE);
+    }
+
+    #[test]
+    fn eval_commands_are_found_among_other_commands() {
+        let eval = |c: &str, side| eval_in_comment(c.as_bytes(), side);
+        assert_eq!(
+            eval(" [%eval 0.17] [%clk 0:03:00] ", Color::Black),
+            Ok(Some(17))
+        );
+        assert_eq!(
+            eval("[%clk 0:03:00] [%eval #-2]", Color::White),
+            Ok(Some(-(MATE - 4)))
+        );
+        assert_eq!(eval("[%eval -1.00,23]", Color::White), Ok(Some(-100)));
+        assert_eq!(eval("a good move [%clk 0:01:00]", Color::White), Ok(None));
+        assert!(eval("[%eval x]", Color::White).is_err());
+        assert!(eval("[%eval 0.3", Color::White).is_err());
+    }
+
+    #[test]
+    fn tags_give_ratings_and_time_controls() {
+        assert_eq!(parse_elo("2100"), Some(2100));
+        assert_eq!(parse_elo("?"), None);
+        assert_eq!(parse_time_control("300+3"), Some((300, 3)));
+        assert_eq!(parse_time_control("60"), Some((60, 0)));
+        for unknown in ["-", "?", "", "40/7200:3600", "*60", "300+", "+3"] {
+            assert_eq!(parse_time_control(unknown), None, "{unknown}");
+        }
+        assert_eq!(seconds_label(1_209_600), 65534);
+    }
+}
