@@ -300,13 +300,18 @@ def import_files(
     skip_plies: int = 0,
     every: int = 1,
     block_size: int = 4096,
-    format: Literal["auto", "lines", "pgn"] = "auto",
+    format: Literal["auto", "lines", "pgn", "jsonl"] = "auto",
+    require_eval: bool = False,
+    min_elo: int | None = None,
+    min_base_seconds: int | None = None,
     max_messages: int = 1000,
 ) -> dict:
-    """Imports EPD/FEN lines and PGN games into the DB ``output``, as ``pawnstorm import``
-    does (same options), with the GIL released.
+    """Imports EPD/FEN lines, PGN games and lichess evaluation JSONL (plain, gzip, zstd or
+    bzip2) into the DB ``output``, as ``pawnstorm import`` does (same options), with the GIL
+    released.
 
-    Returns a dict: ``positions`` and ``games`` imported, ``rejected`` records, ``total``
+    Returns a dict: ``positions`` and ``games`` imported, ``rejected`` records, ``dropped``
+    (games left out by each filter: ``min_elo``, ``min_base_seconds``, ``require_eval``), ``total``
     positions in the DB, ``appended_to`` (positions already there with ``append``), and
     ``rejections``, the messages of the first ``max_messages`` rejected records (file, line,
     reason, text). Raises ``PawnstormError`` with the CLI's message on failure (with
@@ -322,5 +327,8 @@ def import_files(
         every,
         block_size,
         format,
+        require_eval,
+        min_elo,
+        min_base_seconds,
         max_messages,
     )

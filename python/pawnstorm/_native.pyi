@@ -47,6 +47,9 @@ def import_files(
     every: int = 1,
     block_size: int = 4096,
     format: str | None = None,
+    require_eval: bool = False,
+    min_elo: int | None = None,
+    min_base_seconds: int | None = None,
     max_messages: int = 1000,
 ) -> dict[str, Any]: ...
 def simd_path_name() -> str: ...

@@ -19,12 +19,12 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use pawnstorm::db::{self, Columns, Database, DbError, DbWriter, Verify};
+use pawnstorm::db::{self, Database, DbError, Verify};
 use pawnstorm::eval::batch::ScoreTable;
 use pawnstorm::eval::{Prepared, Weights};
 use pawnstorm::features::{self, MaskTable};
 use pawnstorm::filters::{Filter, parse_piece_range};
-use pawnstorm::import::{self, AfterRejection, Format, Handlers, ImportOptions, Source};
+use pawnstorm::import::{self, Format, ImportOptions, IntoDb, Observers, Source};
 use pawnstorm::npz::NpzWriter;
 use pawnstorm::table::{self, ColumnType};
 use pawnstorm::training::{self, Layout};
@@ -45,8 +45,12 @@ fn to_py(error: anyhow::Error) -> PyErr {
         if let Some(DbError::Io { error, .. }) = cause.downcast_ref::<DbError>() {
             return Some(error.kind());
         }
-        if let Some(import::ImportError::Io { error, .. }) = cause.downcast_ref() {
-            return Some(error.kind());
+        match cause.downcast_ref() {
+            Some(import::ImportError::Io { error, .. })
+            | Some(import::ImportError::Db(DbError::Io { error, .. })) => {
+                return Some(error.kind());
+            }
+            _ => {}
         }
         cause.downcast_ref::<std::io::Error>().map(|e| e.kind())
     });
@@ -452,10 +456,10 @@ impl NativeDatabase {
     }
 }
 
-/// Imports EPD/FEN/PGN inputs into the DB `output`, as `pawnstorm import` does. Returns
-/// the counts and the rejected records' messages (at most `max_messages` of them).
+/// Imports EPD/FEN/PGN/JSONL inputs into the DB `output`, as `pawnstorm import` does.
+/// Returns the counts and the rejected records' messages (at most `max_messages` of them).
 #[pyfunction]
-#[pyo3(signature = (inputs, output, append = false, strict = false, skip_plies = 0, every = 1, block_size = db::DEFAULT_BLOCK_SIZE, format = None, max_messages = 1000))]
+#[pyo3(signature = (inputs, output, append = false, strict = false, skip_plies = 0, every = 1, block_size = db::DEFAULT_BLOCK_SIZE, format = None, require_eval = false, min_elo = None, min_base_seconds = None, max_messages = 1000))]
 #[allow(clippy::too_many_arguments)]
 fn import_files<'py>(
     py: Python<'py>,
@@ -467,127 +471,68 @@ fn import_files<'py>(
     every: u32,
     block_size: u32,
     format: Option<String>,
+    require_eval: bool,
+    min_elo: Option<u16>,
+    min_base_seconds: Option<u32>,
     max_messages: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
     if inputs.is_empty() {
         return Err(PyValueError::new_err("no inputs"));
     }
-    if every == 0 {
-        return Err(PyValueError::new_err("every must be at least 1"));
-    }
     let format = match format.as_deref() {
         None | Some("auto") => None,
         Some("lines") => Some(Format::Lines),
         Some("pgn") => Some(Format::Pgn),
+        Some("jsonl") => Some(Format::Jsonl),
         Some(other) => {
             return Err(PyValueError::new_err(format!(
-                "unknown format {other:?} (auto, lines or pgn)"
+                "unknown format {other:?} (auto, lines, pgn or jsonl)"
             )));
         }
     };
-    let sources: Vec<Source> = inputs.iter().map(|a| Source::from_arg(a)).collect();
-    if sources.iter().filter(|s| **s == Source::Stdin).count() > 1 {
-        return Err(PyValueError::new_err(
-            "standard input (-) can be read only once",
-        ));
-    }
-    // The defaults cover whatever options the library adds that this package does not set.
-    #[allow(clippy::needless_update)]
-    let options = ImportOptions {
-        skip_plies,
-        every,
-        ..ImportOptions::default()
+    let request = IntoDb {
+        sources: inputs.iter().map(|a| Source::from_arg(a)).collect(),
+        format,
+        options: ImportOptions {
+            skip_plies,
+            every,
+            require_eval,
+            min_elo,
+            min_base_seconds,
+        },
+        strict,
+        output,
+        append,
+        block_size,
     };
-    let outcome = py.detach(|| {
-        import_sources(
-            &sources,
-            format,
-            &options,
-            strict,
-            &output,
-            append,
-            block_size,
-            max_messages,
-        )
-    });
-    let report = outcome.map_err(to_py)?;
-    let out = PyDict::new(py);
-    out.set_item("positions", report.counts.positions)?;
-    out.set_item("rejected", report.counts.rejected)?;
-    out.set_item("games", report.counts.games)?;
-    out.set_item("total", report.total)?;
-    out.set_item("appended_to", report.appended_to)?;
-    out.set_item("rejections", report.messages)?;
-    Ok(out)
-}
-
-struct ImportReport {
-    counts: import::Counts,
-    total: u64,
-    appended_to: u64,
-    messages: Vec<String>,
-}
-
-/// The CLI's import (`src/cli/import.rs`), without its progress bar, the rejections
-/// collected rather than printed.
-#[allow(clippy::too_many_arguments)]
-fn import_sources(
-    sources: &[Source],
-    format: Option<Format>,
-    options: &ImportOptions,
-    strict: bool,
-    output: &Path,
-    append: bool,
-    block_size: u32,
-    max_messages: usize,
-) -> anyhow::Result<ImportReport> {
-    let (mut writer, mut next_game_id) = if append && output.exists() {
-        // Checked always: the new file gets fresh checksums.
-        let existing = Database::open(output)?;
-        let next = existing.max_game_id()?.map_or(0, |id| id.saturating_add(1));
-        drop(existing);
-        (DbWriter::append_to(output)?, next)
-    } else {
-        (
-            DbWriter::create(output, block_size, Columns::NONE, false)?,
-            0,
-        )
-    };
-    let appended_to = writer.len();
-    let mut counts = import::Counts::default();
+    request.check().map_err(PyValueError::new_err)?;
     let mut messages = Vec::new();
-    for source in sources {
-        let format = format.unwrap_or_else(|| source.format());
-        let one = import::import(
-            source,
-            format,
-            options,
-            &mut next_game_id,
-            &mut Handlers {
-                record: &mut |record| writer.push(record),
-                reject: &mut |rejection| {
-                    if strict {
-                        return AfterRejection::Stop;
-                    }
-                    if messages.len() < max_messages {
-                        messages.push(format!("skipped {rejection}"));
-                    }
-                    AfterRejection::Continue
-                },
-                progress: &mut |_| {},
+    let outcome = py.detach(|| {
+        request.run(&mut Observers {
+            reject: &mut |rejection| {
+                if messages.len() < max_messages {
+                    messages.push(format!("skipped {rejection}"));
+                }
             },
-        )?;
-        counts.positions += one.positions;
-        counts.rejected += one.rejected;
-        counts.games += one.games;
-    }
-    let total = writer.finish()?;
-    Ok(ImportReport {
-        counts,
-        total,
-        appended_to,
-        messages,
-    })
+            source: &mut |_| {},
+            progress: &mut |_| {},
+        })
+    });
+    let imported = outcome.map_err(|e| to_py(e.into()))?;
+    let counts = imported.counts;
+    let out = PyDict::new(py);
+    out.set_item("positions", counts.positions)?;
+    out.set_item("rejected", counts.rejected)?;
+    out.set_item("games", counts.games)?;
+    let dropped = PyDict::new(py);
+    dropped.set_item("min_elo", counts.dropped.min_elo)?;
+    dropped.set_item("min_base_seconds", counts.dropped.min_base_seconds)?;
+    dropped.set_item("require_eval", counts.dropped.require_eval)?;
+    out.set_item("dropped", dropped)?;
+    out.set_item("total", imported.total)?;
+    out.set_item("appended_to", imported.appended_to)?;
+    out.set_item("rejections", messages)?;
+    Ok(out)
 }
 
 /// The SIMD path the batch passes take on this machine (`avx512`, `avx2`, ...).

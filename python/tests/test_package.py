@@ -258,6 +258,45 @@ def test_import_files_writes_the_cli_db(cli, fixtures, tmp_path):
     assert by_python.read_bytes() == by_cli.read_bytes()
 
 
+LICHESS_GAMES = """[Event "Rated Blitz game"]
+[White "a"]
+[Black "b"]
+[Result "1-0"]
+[WhiteElo "{white}"]
+[BlackElo "2010"]
+[TimeControl "{tc}"]
+
+1. e4 {{ [%eval 0.17] [%clk 0:03:00] }} 1... e5 {{ [%eval 0.2] [%clk 0:03:00] }} 2. Qh5 {{ [%eval -0.5] }} 2... Nc6 {{ [%eval #3] }} 1-0
+
+"""
+
+
+def test_import_files_reads_lichess_pgn_zst_and_jsonl_like_the_cli(cli, tmp_path):
+    games = "".join(
+        LICHESS_GAMES.format(white=white, tc=tc)
+        for white, tc in [("2100", "300+3"), ("1500", "300+3"), ("2200", "60+0"), ("?", "600+5")]
+    )
+    pgn = tmp_path / "games.pgn"
+    pgn.write_text(games)
+    jsonl = tmp_path / "evals.jsonl"
+    jsonl.write_text(
+        '{"fen": "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq -", "evals": [{"pvs": [{"cp": 31, "line": "e7e5"}], "knodes": 10, "depth": 20}, {"pvs": [{"mate": -2, "line": "e7e5"}], "knodes": 99, "depth": 30}]}\n'
+        "not json\n"
+    )
+    options = dict(min_elo=2000, min_base_seconds=180, require_eval=True)
+    by_cli = tmp_path / "cli.psdb"
+    done = cli("import", pgn, jsonl, "--min-elo", "2000", "--min-base-seconds", "180", "--require-eval", "-o", by_cli)
+    by_python = tmp_path / "python.psdb"
+    counts = pawnstorm.import_files([pgn, jsonl], by_python, **options)
+    assert by_python.read_bytes() == by_cli.read_bytes()
+    assert counts["dropped"] == {"min_elo": 2, "min_base_seconds": 1, "require_eval": 0}
+    assert "dropped 3 games (2 --min-elo, 1 --min-base-seconds)" in done.stderr
+    assert (counts["positions"], counts["rejected"]) == (6, 1)
+    labels = pawnstorm.Database(by_python).labels()
+    assert set(labels["white_elo"][:5]) == {2100}
+    assert list(labels["move"][:4] != pawnstorm.NO_U16) == [True, True, True, True]
+
+
 def test_import_rejections_and_errors_carry_the_cli_messages(cli, fixtures, tmp_path):
     bad = tmp_path / "bad.epd"
     good = (fixtures / "epd" / "wac.epd").read_text().splitlines()[:3]

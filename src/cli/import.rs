@@ -9,7 +9,7 @@ use anyhow::{Context, Result, bail};
 use clap::ValueEnum;
 
 use pawnstorm::db::{Columns, DEFAULT_BLOCK_SIZE, Database, DbError, DbWriter, Verify};
-use pawnstorm::import::{self, AfterRejection, Format, Handlers, ImportOptions, Source};
+use pawnstorm::import::{self, Format, ImportOptions, IntoDb, Observers, Source, import_sources};
 
 use super::progress;
 
@@ -67,25 +67,10 @@ enum FormatArg {
     Jsonl,
 }
 
-/// What an import does, checked: the sources resolved, standard input at most once.
-struct Config {
-    sources: Vec<Source>,
-    format: Option<Format>,
-    options: ImportOptions,
-    strict: bool,
-    output: PathBuf,
-    append: bool,
-    block_size: u32,
-}
-
 impl Args {
-    fn into_config(self) -> Result<Config> {
-        let sources: Vec<Source> = self.inputs.iter().map(|a| Source::from_arg(a)).collect();
-        if sources.iter().filter(|s| **s == Source::Stdin).count() > 1 {
-            bail!("standard input (-) can be read only once");
-        }
-        Ok(Config {
-            sources,
+    fn into_request(self) -> Result<IntoDb> {
+        let request = IntoDb {
+            sources: self.inputs.iter().map(|a| Source::from_arg(a)).collect(),
             format: match self.format {
                 FormatArg::Auto => None,
                 FormatArg::Lines => Some(Format::Lines),
@@ -103,38 +88,35 @@ impl Args {
             output: self.output,
             append: self.append,
             block_size: self.block_size,
-        })
+        };
+        if let Err(problem) = request.check() {
+            bail!("{problem}");
+        }
+        Ok(request)
     }
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let config = args.into_config()?;
+    let request = args.into_request()?;
     let start = Instant::now();
-    let (mut writer, mut next_game_id) = if config.append && config.output.exists() {
-        // Checked whatever --no-verify says: the new file gets fresh checksums, which would
-        // make damage read in now look whole.
-        let existing = Database::open(&config.output)?;
-        let next = existing.max_game_id()?.map_or(0, |id| id.saturating_add(1));
-        drop(existing);
-        (DbWriter::append_to(&config.output)?, next)
-    } else {
-        (
-            DbWriter::create(&config.output, config.block_size, Columns::NONE, false)?,
-            0,
-        )
+    let sizes: Option<Vec<u64>> = request.sources.iter().map(import::input_size).collect();
+    let bar = progress::bytes_bar(sizes.as_ref().map(|s| s.iter().sum()));
+    let imported = {
+        // Bytes of the sources finished, and of the one being read.
+        let done_bytes = std::cell::Cell::new(0u64);
+        let current_size = std::cell::Cell::new(0u64);
+        request.run(&mut Observers {
+            reject: &mut |rejection| bar.suspend(|| eprintln!("warning: skipped {rejection}")),
+            source: &mut |source| {
+                done_bytes.set(done_bytes.get() + current_size.get());
+                current_size.set(import::input_size(source).unwrap_or(0));
+                bar.set_message(source.name());
+            },
+            progress: &mut |bytes| bar.set_position(done_bytes.get() + bytes),
+        })?
     };
-    let appended_to = writer.len();
-
-    let totals = import_sources(
-        &config.sources,
-        config.format,
-        &config.options,
-        config.strict,
-        &mut next_game_id,
-        &mut writer,
-    )?;
-    let total = writer.finish()?;
-    debug_assert_eq!(total, appended_to + totals.positions);
+    bar.finish_and_clear();
+    let (totals, total, appended_to) = (imported.counts, imported.total, imported.appended_to);
     let seconds = start.elapsed().as_secs_f64();
     let games = if totals.games > 0 {
         format!(" from {} games", totals.games)
@@ -160,7 +142,7 @@ pub fn run(args: Args) -> Result<()> {
     } else {
         String::new()
     };
-    let appended = if config.append && appended_to > 0 {
+    let appended = if request.append && appended_to > 0 {
         format!(", appended to {appended_to} already there")
     } else {
         String::new()
@@ -169,53 +151,12 @@ pub fn run(args: Args) -> Result<()> {
         "imported {} positions{games}{dropped}, rejected {} records, {} inputs, {:.2} s, {:.0} positions/s -> {} ({total} positions{appended})",
         totals.positions,
         totals.rejected,
-        config.sources.len(),
+        request.sources.len(),
         seconds,
         totals.positions as f64 / seconds.max(1e-9),
-        config.output.display(),
+        request.output.display(),
     );
     Ok(())
-}
-
-/// Feeds every source into `writer`, with a progress bar and a warning per rejection.
-/// `format: None` takes each source's format from its name.
-fn import_sources(
-    sources: &[Source],
-    format: Option<Format>,
-    options: &ImportOptions,
-    strict: bool,
-    next_game_id: &mut u32,
-    writer: &mut DbWriter,
-) -> Result<import::Counts> {
-    let sizes: Option<Vec<u64>> = sources.iter().map(import::input_size).collect();
-    let bar = progress::bytes_bar(sizes.as_ref().map(|s| s.iter().sum()));
-    let mut done_bytes = 0;
-    let mut totals = import::Counts::default();
-    for source in sources {
-        let format = format.unwrap_or_else(|| source.format());
-        bar.set_message(source.name());
-        let counts = import::import(
-            source,
-            format,
-            options,
-            next_game_id,
-            &mut Handlers {
-                record: &mut |record| writer.push(record),
-                reject: &mut |rejection| {
-                    if strict {
-                        return AfterRejection::Stop;
-                    }
-                    bar.suspend(|| eprintln!("warning: skipped {rejection}"));
-                    AfterRejection::Continue
-                },
-                progress: &mut |bytes| bar.set_position(done_bytes + bytes),
-            },
-        )?;
-        done_bytes += import::input_size(source).unwrap_or(0);
-        totals.add(&counts);
-    }
-    bar.finish_and_clear();
-    Ok(totals)
 }
 
 /// Opens `input` as a DB, or, if it is not one, imports it (EPD/FEN/PGN/JSONL, plain or compressed) into a DB in a
@@ -235,14 +176,22 @@ pub fn open_or_import(
     let dir = tempfile::tempdir().context("temporary directory for the imported positions")?;
     let path = dir.path().join("input.psdb");
     let mut writer = DbWriter::create(&path, DEFAULT_BLOCK_SIZE, Columns::NONE, false)?;
+    let source = Source::from_arg(input);
+    let bar = progress::bytes_bar(import::input_size(&source));
     let counts = import_sources(
-        &[Source::from_arg(input)],
+        std::slice::from_ref(&source),
         None,
         &ImportOptions::default(),
         false,
         &mut 0,
         &mut writer,
+        &mut Observers {
+            reject: &mut |rejection| bar.suspend(|| eprintln!("warning: skipped {rejection}")),
+            source: &mut |source| bar.set_message(source.name()),
+            progress: &mut |bytes| bar.set_position(bytes),
+        },
     )?;
+    bar.finish_and_clear();
     writer.finish()?;
     if counts.rejected > 0 {
         eprintln!(

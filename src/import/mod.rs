@@ -5,6 +5,7 @@
 //! Bad records are reported (file, line, reason, text) and skipped; the caller decides
 //! whether a rejection stops the import (`--strict`).
 
+mod into_db;
 mod jsonl;
 pub mod lichess;
 mod pgn;
@@ -22,6 +23,8 @@ use thiserror::Error;
 
 use crate::db::DbError;
 use crate::labels::{self, Record};
+
+pub use into_db::{Imported, IntoDb, Observers, import_sources};
 
 /// Where records come from.
 #[derive(Clone, Debug, PartialEq, Eq)]
