@@ -23,6 +23,11 @@ use serde::de::{Deserializer, IgnoredAny, SeqAccess, Visitor};
 use super::lichess::{MAX_CENTIPAWNS, mate_score};
 use rayon::prelude::*;
 
+mod scan;
+
+#[cfg(test)]
+mod differential;
+
 use super::{Counts, Handlers, ImportError, Input};
 use crate::fen::parse_fen;
 use crate::labels::{Labels, Record};
@@ -127,14 +132,31 @@ fn shorten(line: &[u8]) -> String {
     }
 }
 
-/// One line: `Ok(None)` for a blank one.
+/// One line: `Ok(None)` for a blank one. The scanner reads the lines it is sure of; the
+/// rest, bad ones among them, serde_json (whose messages are then the reasons given).
 pub fn parse_eval_line(line: &[u8]) -> Result<Option<Record>, String> {
     if line.trim_ascii().is_empty() {
         return Ok(None);
     }
+    match scan::scan(line) {
+        Some((fen, first_pv)) => record(fen, first_pv).map(Some),
+        None => parse_eval_line_serde(line),
+    }
+}
+
+/// [`parse_eval_line`] by serde_json alone: the reference the scanner is held to.
+fn parse_eval_line_serde(line: &[u8]) -> Result<Option<Record>, String> {
+    if line.trim_ascii().is_empty() {
+        return Ok(None);
+    }
     let parsed: EvalLine<'_> = serde_json::from_slice(line).map_err(|e| e.to_string())?;
-    let position = parse_fen(&parsed.fen).map_err(|e| format!("fen {:?}: {e}", parsed.fen))?;
-    let score = match parsed.evals.0 {
+    record(&parsed.fen, parsed.evals.0).map(Some)
+}
+
+/// The record of a line's FEN and the first PV of its deepest evaluation.
+fn record(fen: &str, first_pv: Option<Pv>) -> Result<Record, String> {
+    let position = parse_fen(fen).map_err(|e| format!("fen {fen:?}: {e}"))?;
+    let score = match first_pv {
         None => return Err("no evaluation in \"evals\"".to_string()),
         Some(Pv {
             cp: Some(_),
@@ -148,13 +170,13 @@ pub fn parse_eval_line(line: &[u8]) -> Result<Option<Record>, String> {
         }) => mate_score(mate, position.side_to_move()),
         Some(Pv { .. }) => return Err("the first PV has neither \"cp\" nor \"mate\"".to_string()),
     };
-    Ok(Some(Record {
+    Ok(Record {
         position,
         labels: Labels {
             score: Some(score),
             ..Labels::default()
         },
-    }))
+    })
 }
 
 #[derive(Deserialize)]
@@ -170,7 +192,7 @@ struct Eval {
     pvs: FirstPv,
 }
 
-#[derive(Clone, Copy, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 struct Pv {
     cp: Option<i32>,
     mate: Option<i32>,
