@@ -306,6 +306,49 @@ impl LineReader {
             }
         }
     }
+    /// Replaces `text` with the next whole lines (line endings kept), read straight into
+    /// it: at least `want` bytes unless the input ends first, and never part of a line.
+    /// Empty at the end of the input. For readers that take lines in bulk: only a line
+    /// cut by the end of a read is copied (back here, to start the next call's text).
+    fn read_lines(&mut self, text: &mut Vec<u8>, want: usize) -> io::Result<()> {
+        const MIN_READ: usize = 64 << 10;
+        text.clear();
+        text.extend_from_slice(&self.buffer[self.start..self.end]);
+        self.start = 0;
+        self.end = 0;
+        // Bytes at the start of `text` known to hold no newline.
+        let mut searched = 0;
+        loop {
+            if text.len() >= want || self.eof {
+                if self.eof {
+                    return Ok(());
+                }
+                if let Some(last) = memchr::memrchr(b'\n', &text[searched..]) {
+                    let cut = searched + last + 1;
+                    let rest = text.len() - cut;
+                    if self.buffer.len() < rest {
+                        self.buffer.resize(rest, 0);
+                    }
+                    self.buffer[..rest].copy_from_slice(&text[cut..]);
+                    self.end = rest;
+                    text.truncate(cut);
+                    return Ok(());
+                }
+                // One line longer than `want`: read on to its end.
+                searched = text.len();
+            }
+            let len = text.len();
+            text.resize(len + want.saturating_sub(len).max(MIN_READ), 0);
+            let read = self.inner.read(&mut text[len..]);
+            text.truncate(len + *read.as_ref().unwrap_or(&0));
+            match read {
+                Ok(0) => self.eof = true,
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
 }
 
 fn trim_line_end(line: &[u8]) -> &[u8] {
@@ -326,6 +369,17 @@ impl Input {
                 error,
             }),
         }
+    }
+
+    /// Whole lines in bulk (see [`LineReader::read_lines`]); the caller counts them in
+    /// `line`.
+    fn read_lines(&mut self, text: &mut Vec<u8>, want: usize) -> Result<(), ImportError> {
+        self.lines
+            .read_lines(text, want)
+            .map_err(|error| ImportError::Io {
+                file: self.name.clone(),
+                error,
+            })
     }
 
     fn bytes_read(&self) -> u64 {
