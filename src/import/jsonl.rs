@@ -105,6 +105,7 @@ fn store(
 /// to be UTF-8 (the scanner checks the bytes it reads; serde_json the strings it reads).
 #[derive(Default)]
 struct Batch {
+    /// The lines, then bytes left from earlier batches.
     text: Vec<u8>,
     /// Each line's start and end (line ending left out) in `text`.
     lines: Vec<(usize, usize)>,
@@ -117,16 +118,16 @@ impl Batch {
     /// its end).
     fn read(&mut self, input: &mut Input, bytes: usize) -> Result<(), ImportError> {
         self.first_line = input.line + 1;
-        input.read_lines(&mut self.text, bytes)?;
+        let len = input.read_lines(&mut self.text, bytes)?;
         self.lines.clear();
         let mut start = 0;
-        for end in memchr::memchr_iter(b'\n', &self.text) {
+        for end in memchr::memchr_iter(b'\n', &self.text[..len]) {
             self.lines.push((start, end));
             start = end + 1;
         }
-        if start < self.text.len() {
+        if start < len {
             // The last line of an input that does not end with a newline.
-            self.lines.push((start, self.text.len()));
+            self.lines.push((start, len));
         }
         input.line += self.lines.len() as u64;
         Ok(())

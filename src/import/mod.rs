@@ -306,44 +306,47 @@ impl LineReader {
             }
         }
     }
-    /// Replaces `text` with the next whole lines (line endings kept), read straight into
-    /// it: at least `want` bytes unless the input ends first, and never part of a line.
-    /// Empty at the end of the input. For readers that take lines in bulk: only a line
-    /// cut by the end of a read is copied (back here, to start the next call's text).
-    fn read_lines(&mut self, text: &mut Vec<u8>, want: usize) -> io::Result<()> {
+    /// Puts the next whole lines (line endings kept) at the start of `buf`, read straight
+    /// into it, and says how many bytes they take: at least `want` unless the input ends
+    /// first, and never part of a line; 0 at the end of the input. For readers that take
+    /// lines in bulk: only a line cut by the end of a read is copied (back here, to start
+    /// the next call's lines). `buf` only grows, so that its bytes are zeroed only once.
+    fn read_lines(&mut self, buf: &mut Vec<u8>, want: usize) -> io::Result<usize> {
         const MIN_READ: usize = 64 << 10;
-        text.clear();
-        text.extend_from_slice(&self.buffer[self.start..self.end]);
+        let mut len = self.end - self.start;
+        if buf.len() < len {
+            buf.resize(len, 0);
+        }
+        buf[..len].copy_from_slice(&self.buffer[self.start..self.end]);
         self.start = 0;
         self.end = 0;
-        // Bytes at the start of `text` known to hold no newline.
+        // Bytes at the start of `buf` known to hold no newline.
         let mut searched = 0;
         loop {
-            if text.len() >= want || self.eof {
-                if self.eof {
-                    return Ok(());
-                }
-                if let Some(last) = memchr::memrchr(b'\n', &text[searched..]) {
+            if self.eof {
+                return Ok(len);
+            }
+            if len >= want {
+                if let Some(last) = memchr::memrchr(b'\n', &buf[searched..len]) {
                     let cut = searched + last + 1;
-                    let rest = text.len() - cut;
+                    let rest = len - cut;
                     if self.buffer.len() < rest {
                         self.buffer.resize(rest, 0);
                     }
-                    self.buffer[..rest].copy_from_slice(&text[cut..]);
+                    self.buffer[..rest].copy_from_slice(&buf[cut..len]);
                     self.end = rest;
-                    text.truncate(cut);
-                    return Ok(());
+                    return Ok(cut);
                 }
                 // One line longer than `want`: read on to its end.
-                searched = text.len();
+                searched = len;
             }
-            let len = text.len();
-            text.resize(len + want.saturating_sub(len).max(MIN_READ), 0);
-            let read = self.inner.read(&mut text[len..]);
-            text.truncate(len + *read.as_ref().unwrap_or(&0));
-            match read {
+            let end = len + want.saturating_sub(len).max(MIN_READ);
+            if buf.len() < end {
+                buf.resize(end, 0);
+            }
+            match self.inner.read(&mut buf[len..end]) {
                 Ok(0) => self.eof = true,
-                Ok(_) => {}
+                Ok(n) => len += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
             }
@@ -373,9 +376,9 @@ impl Input {
 
     /// Whole lines in bulk (see [`LineReader::read_lines`]); the caller counts them in
     /// `line`.
-    fn read_lines(&mut self, text: &mut Vec<u8>, want: usize) -> Result<(), ImportError> {
+    fn read_lines(&mut self, buf: &mut Vec<u8>, want: usize) -> Result<usize, ImportError> {
         self.lines
-            .read_lines(text, want)
+            .read_lines(buf, want)
             .map_err(|error| ImportError::Io {
                 file: self.name.clone(),
                 error,

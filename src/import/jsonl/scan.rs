@@ -79,6 +79,16 @@ impl<'a> Scanner<'a> {
         Some(&rest[..len])
     }
 
+    /// A key: short, so found faster byte by byte than by `memchr`'s vector loop.
+    #[inline]
+    fn key(&mut self) -> Option<&'a [u8]> {
+        self.eat(b'"')?;
+        let rest = &self.text[self.at..];
+        let len = rest.iter().position(|&b| b == b'"')?;
+        self.at += len + 1;
+        Some(&rest[..len])
+    }
+
     /// An object, `field` called for each key with the scanner before the value.
     #[inline]
     fn object(&mut self, mut field: impl FnMut(&mut Self, &'a [u8]) -> Option<()>) -> Option<()> {
@@ -88,7 +98,7 @@ impl<'a> Scanner<'a> {
             return Some(());
         }
         loop {
-            let key = self.string()?;
+            let key = self.key()?;
             self.eat(b':')?;
             field(self, key)?;
             match self.peek()? {
