@@ -11,8 +11,11 @@
 //! every lichess evaluation is; a mate becomes the engine's mate score
 //! ([`super::lichess::mate_score`]).
 //!
-//! Parsing borrows from the line and skips what it does not need (`line`, `knodes`, the
-//! other PVs) without building it; batches of lines are parsed in parallel, in order.
+//! A scanner made for this one shape ([`scan`]) reads the lines, checking their whole JSON
+//! structure but building nothing it does not need (`line`, `knodes`, the other PVs);
+//! what it is unsure of (escapes, non-ASCII text, odd number forms, errors) serde_json
+//! reads, the reference, whose messages are the ones reported. Batches of lines are read
+//! straight into a buffer and parsed in parallel, in order.
 
 use std::borrow::Cow;
 use std::fmt;
