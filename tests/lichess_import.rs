@@ -484,15 +484,16 @@ fn lichess_eval_lines_give_the_deepest_first_pv() {
 #[test]
 fn long_jsonl_inputs_keep_their_order_and_line_numbers() {
     let dir = tempfile::tempdir().unwrap();
-    // Enough lines for several of the importer's parallel batches, bad ones on either side
-    // of where batches could split.
-    let bad_lines = [1, 4096, 8192, 8193, 16_385, 20_000];
+    // Enough lines (11 MB) for several of the importer's parallel batches (4 MB), bad ones
+    // here and there, the last line among them.
+    let bad_lines = [1, 4096, 8192, 8193, 16_385, 20_000, 40_001, 60_000];
     let mut text = String::new();
-    for line in 1..=20_000i32 {
+    for line in 1..=60_000i32 {
         if bad_lines.contains(&line) {
             text.push_str("{\"fen\": \"not a fen\", \"evals\": []}\n");
         } else {
-            let cp = format!("\"cp\": {line}");
+            // Every score in range: lines are told apart by their scores.
+            let cp = format!("\"cp\": {}", line - 30_000);
             text.push_str(&eval_line("4k3/8/8/8/8/8/8/4K3 w - -", &[(30, &[&cp])]));
             text.push('\n');
         }
@@ -504,13 +505,14 @@ fn long_jsonl_inputs_keep_their_order_and_line_numbers() {
     for line in bad_lines {
         assert!(summary.contains(&format!("long.jsonl:{line}: ")), "{line}");
     }
-    assert!(summary.contains("rejected 6 records"), "{summary}");
+    assert!(summary.contains("rejected 8 records"), "{summary}");
     let scores: Vec<i32> = records(&db)
         .iter()
         .map(|r| r.labels.score.unwrap())
         .collect();
-    let expected: Vec<i32> = (1..=20_000)
+    let expected: Vec<i32> = (1..=60_000)
         .filter(|line| !bad_lines.contains(line))
+        .map(|line| line - 30_000)
         .collect();
     assert_eq!(scores, expected);
 }

@@ -11,8 +11,11 @@
 //! every lichess evaluation is; a mate becomes the engine's mate score
 //! ([`super::lichess::mate_score`]).
 //!
-//! Parsing borrows from the line and skips what it does not need (`line`, `knodes`, the
-//! other PVs) without building it; batches of lines are parsed in parallel, in order.
+//! A scanner made for this one shape ([`scan`]) reads the lines, checking their whole JSON
+//! structure but building nothing it does not need (`line`, `knodes`, the other PVs);
+//! what it is unsure of (escapes, non-ASCII text, odd number forms, errors) serde_json
+//! reads, the reference, whose messages are the ones reported. Batches of lines are read
+//! straight into a buffer and parsed in parallel, in order.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -23,95 +26,129 @@ use serde::de::{Deserializer, IgnoredAny, SeqAccess, Visitor};
 use super::lichess::{MAX_CENTIPAWNS, mate_score};
 use rayon::prelude::*;
 
+mod scan;
+
+#[cfg(test)]
+mod differential;
+
 use super::{Counts, Handlers, ImportError, Input};
 use crate::fen::parse_fen;
 use crate::labels::{Labels, Record};
 
-/// Lines parsed together: enough that a batch outweighs handing it to the workers.
-const BATCH_LINES: usize = 8192;
+/// Bytes of lines parsed together (about 7000 lichess lines): enough that a batch
+/// outweighs handing it to the workers.
+const BATCH_BYTES: usize = 4 << 20;
 
-/// Reads, parses and stores in a pipeline: while the workers parse one batch of lines,
-/// this thread reads (and decompresses) the next; the parsed batch is then stored, and
-/// bad lines reported, in input order.
+type Parsed = Vec<Result<Option<Record>, String>>;
+
+/// Reads, parses and stores in a pipeline of three batches: while the workers parse one,
+/// this thread stores the one parsed before (and reports its bad lines, in input order),
+/// then reads (and decompresses) the next.
 pub(super) fn import_evals(
     input: &mut Input,
     handlers: &mut Handlers<'_>,
 ) -> Result<Counts, ImportError> {
     let mut counts = Counts::default();
-    let mut current = Batch::default();
-    let mut next = Batch::default();
-    let mut parsed: Vec<Result<Option<Record>, String>> = Vec::new();
-    current.read(input)?;
-    while !current.is_empty() {
+    let mut done = (Batch::default(), Parsed::new());
+    let mut parsing = (Batch::default(), Parsed::new());
+    let mut reading = Batch::default();
+    parsing.0.read(input, BATCH_BYTES)?;
+    while !parsing.0.is_empty() || !done.0.is_empty() {
+        let mut stored = Ok(());
         let mut read = Ok(());
         rayon::in_place_scope(|scope| {
+            let (batch, parsed) = &mut parsing;
             scope.spawn(|_| {
-                (0..current.len())
+                (0..batch.len())
                     .into_par_iter()
                     .with_min_len(256)
-                    .map(|i| parse_eval_line(current.line(i)))
-                    .collect_into_vec(&mut parsed);
+                    .map(|i| parse_eval_line(batch.line(i)))
+                    .collect_into_vec(parsed);
             });
-            read = next.read(input);
+            stored = store(&mut done, input, handlers, &mut counts);
+            read = reading.read(input, BATCH_BYTES);
         });
+        stored?;
         read?;
-        for (i, result) in parsed.drain(..).enumerate() {
-            match result {
-                Ok(Some(record)) => {
-                    (handlers.record)(&record)?;
-                    counts.positions += 1;
-                }
-                Ok(None) => {}
-                Err(reason) => {
-                    let line = current.first_line + i as u64;
-                    let text = shorten(current.line(i));
-                    input.reject(handlers, line, reason, &text, &mut counts)?;
-                }
-            }
-        }
-        (handlers.progress)(input.bytes_read());
-        std::mem::swap(&mut current, &mut next);
+        std::mem::swap(&mut done, &mut parsing);
+        std::mem::swap(&mut parsing.0, &mut reading);
     }
     Ok(counts)
 }
 
-/// Consecutive lines of the input, copied into one buffer.
+/// Stores a parsed batch's records and reports its bad lines, in order.
+fn store(
+    (batch, parsed): &mut (Batch, Parsed),
+    input: &Input,
+    handlers: &mut Handlers<'_>,
+    counts: &mut Counts,
+) -> Result<(), ImportError> {
+    for (i, result) in parsed.drain(..).enumerate() {
+        match result {
+            Ok(Some(record)) => {
+                (handlers.record)(&record)?;
+                counts.positions += 1;
+            }
+            Ok(None) => {}
+            Err(reason) => {
+                let line = batch.first_line + i as u64;
+                let text = shorten(batch.line(i));
+                input.reject(handlers, line, reason, &text, counts)?;
+            }
+        }
+    }
+    if !batch.is_empty() {
+        (handlers.progress)(input.bytes_read());
+    }
+    Ok(())
+}
+
+/// Consecutive whole lines of the input, read straight into one buffer and handed out as
+/// slices of it: no line is copied but one cut by the end of a read, and none is checked
+/// to be UTF-8 (the scanner checks the bytes it reads; serde_json the strings it reads).
 #[derive(Default)]
 struct Batch {
+    /// The lines, then bytes left from earlier batches.
     text: Vec<u8>,
-    /// Where each line ends in `text`.
-    ends: Vec<usize>,
+    /// Each line's start and end (line ending left out) in `text`.
+    lines: Vec<(usize, usize)>,
     /// The line number of the first line.
     first_line: u64,
 }
 
 impl Batch {
-    /// Replaces the batch with the next lines of `input` (none at its end).
-    fn read(&mut self, input: &mut Input) -> Result<(), ImportError> {
-        self.text.clear();
-        self.ends.clear();
+    /// Replaces the batch with the next lines of `input`, about `bytes` of them (none at
+    /// its end).
+    fn read(&mut self, input: &mut Input, bytes: usize) -> Result<(), ImportError> {
         self.first_line = input.line + 1;
-        while self.ends.len() < BATCH_LINES {
-            let Some(line) = input.next_line()? else {
-                break;
-            };
-            self.text.extend_from_slice(line);
-            self.ends.push(self.text.len());
+        let len = input.read_lines(&mut self.text, bytes)?;
+        self.lines.clear();
+        let mut start = 0;
+        for end in memchr::memchr_iter(b'\n', &self.text[..len]) {
+            self.lines.push((start, end));
+            start = end + 1;
         }
+        if start < len {
+            // The last line of an input that does not end with a newline.
+            self.lines.push((start, len));
+        }
+        input.line += self.lines.len() as u64;
         Ok(())
     }
 
     fn len(&self) -> usize {
-        self.ends.len()
+        self.lines.len()
     }
 
     fn is_empty(&self) -> bool {
-        self.ends.is_empty()
+        self.lines.is_empty()
     }
 
+    /// A line without its line ending (`\n` or `\r\n`).
     fn line(&self, i: usize) -> &[u8] {
-        let start = if i == 0 { 0 } else { self.ends[i - 1] };
-        &self.text[start..self.ends[i]]
+        let (start, end) = self.lines[i];
+        let line = &self.text[start..end];
+        line.strip_suffix(b"\r").unwrap_or(line)
     }
 }
 
@@ -127,14 +164,31 @@ fn shorten(line: &[u8]) -> String {
     }
 }
 
-/// One line: `Ok(None)` for a blank one.
+/// One line: `Ok(None)` for a blank one. The scanner reads the lines it is sure of; the
+/// rest, bad ones among them, serde_json (whose messages are then the reasons given).
 pub fn parse_eval_line(line: &[u8]) -> Result<Option<Record>, String> {
     if line.trim_ascii().is_empty() {
         return Ok(None);
     }
+    match scan::scan(line) {
+        Some((fen, first_pv)) => record(fen, first_pv).map(Some),
+        None => parse_eval_line_serde(line),
+    }
+}
+
+/// [`parse_eval_line`] by serde_json alone: the reference the scanner is held to.
+fn parse_eval_line_serde(line: &[u8]) -> Result<Option<Record>, String> {
+    if line.trim_ascii().is_empty() {
+        return Ok(None);
+    }
     let parsed: EvalLine<'_> = serde_json::from_slice(line).map_err(|e| e.to_string())?;
-    let position = parse_fen(&parsed.fen).map_err(|e| format!("fen {:?}: {e}", parsed.fen))?;
-    let score = match parsed.evals.0 {
+    record(&parsed.fen, parsed.evals.0).map(Some)
+}
+
+/// The record of a line's FEN and the first PV of its deepest evaluation.
+fn record(fen: &str, first_pv: Option<Pv>) -> Result<Record, String> {
+    let position = parse_fen(fen).map_err(|e| format!("fen {fen:?}: {e}"))?;
+    let score = match first_pv {
         None => return Err("no evaluation in \"evals\"".to_string()),
         Some(Pv {
             cp: Some(_),
@@ -148,13 +202,13 @@ pub fn parse_eval_line(line: &[u8]) -> Result<Option<Record>, String> {
         }) => mate_score(mate, position.side_to_move()),
         Some(Pv { .. }) => return Err("the first PV has neither \"cp\" nor \"mate\"".to_string()),
     };
-    Ok(Some(Record {
+    Ok(Record {
         position,
         labels: Labels {
             score: Some(score),
             ..Labels::default()
         },
-    }))
+    })
 }
 
 #[derive(Deserialize)]
@@ -170,7 +224,7 @@ struct Eval {
     pvs: FirstPv,
 }
 
-#[derive(Clone, Copy, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 struct Pv {
     cp: Option<i32>,
     mate: Option<i32>,
@@ -249,6 +303,65 @@ mod tests {
         let line = r#"{"fen": "6k1/5ppp/8/8/8/8/5PPP/3R2K1 b - -", "evals": [{"pvs": [{"mate": 2, "line": "a b"}], "knodes": 1, "depth": 20}]}"#;
         // White mates in 2 moves with Black to move: 4 plies.
         assert_eq!(score(line), Ok(Some(MATE - 4)));
+    }
+
+    /// Hands out its text a few bytes at a time, as a decoder or a pipe may.
+    struct Dribble(std::io::Cursor<Vec<u8>>, usize);
+
+    impl std::io::Read for Dribble {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            self.1 = self.1 * 7 % 13 + 1;
+            let n = buf.len().min(self.1);
+            self.0.read(&mut buf[..n])
+        }
+    }
+
+    fn input(text: &[u8]) -> Input {
+        Input {
+            name: "test".to_string(),
+            lines: super::super::LineReader::new(Box::new(Dribble(
+                std::io::Cursor::new(text.to_vec()),
+                1,
+            ))),
+            bytes_read: Default::default(),
+            line: 0,
+        }
+    }
+
+    #[test]
+    fn batches_hold_the_lines_the_line_reader_gives() {
+        let long = "x".repeat(100);
+        for text in [
+            format!("a\nbb\r\n\n{long}\nccc\r\n\r\nd"),
+            format!("{long}\n\n\na b\r\n"),
+            "\n".to_string(),
+            String::new(),
+            "no newline".to_string(),
+        ] {
+            let mut expected = Vec::new();
+            let mut reference = input(text.as_bytes());
+            while let Some(line) = reference.next_line().unwrap() {
+                expected.push((expected.len() as u64 + 1, line.to_vec()));
+            }
+            assert_eq!(reference.line, expected.len() as u64);
+            // Batches smaller than some lines, and larger than the whole text.
+            for bytes in [1, 5, 64, 1 << 20] {
+                let mut reader = input(text.as_bytes());
+                let mut batch = Batch::default();
+                let mut got = Vec::new();
+                loop {
+                    batch.read(&mut reader, bytes).unwrap();
+                    if batch.is_empty() {
+                        break;
+                    }
+                    for i in 0..batch.len() {
+                        got.push((batch.first_line + i as u64, batch.line(i).to_vec()));
+                    }
+                }
+                assert_eq!(got, expected, "{text:?} in batches of {bytes} bytes");
+                assert_eq!(reader.line, expected.len() as u64);
+            }
+        }
     }
 
     #[test]

@@ -309,6 +309,52 @@ impl LineReader {
             }
         }
     }
+    /// Puts the next whole lines (line endings kept) at the start of `buf`, read straight
+    /// into it, and says how many bytes they take: at least `want` unless the input ends
+    /// first, and never part of a line; 0 at the end of the input. For readers that take
+    /// lines in bulk: only a line cut by the end of a read is copied (back here, to start
+    /// the next call's lines). `buf` only grows, so that its bytes are zeroed only once.
+    fn read_lines(&mut self, buf: &mut Vec<u8>, want: usize) -> io::Result<usize> {
+        const MIN_READ: usize = 64 << 10;
+        let mut len = self.end - self.start;
+        if buf.len() < len {
+            buf.resize(len, 0);
+        }
+        buf[..len].copy_from_slice(&self.buffer[self.start..self.end]);
+        self.start = 0;
+        self.end = 0;
+        // Bytes at the start of `buf` known to hold no newline.
+        let mut searched = 0;
+        loop {
+            if self.eof {
+                return Ok(len);
+            }
+            if len >= want {
+                if let Some(last) = memchr::memrchr(b'\n', &buf[searched..len]) {
+                    let cut = searched + last + 1;
+                    let rest = len - cut;
+                    if self.buffer.len() < rest {
+                        self.buffer.resize(rest, 0);
+                    }
+                    self.buffer[..rest].copy_from_slice(&buf[cut..len]);
+                    self.end = rest;
+                    return Ok(cut);
+                }
+                // One line longer than `want`: read on to its end.
+                searched = len;
+            }
+            let end = len + want.saturating_sub(len).max(MIN_READ);
+            if buf.len() < end {
+                buf.resize(end, 0);
+            }
+            match self.inner.read(&mut buf[len..end]) {
+                Ok(0) => self.eof = true,
+                Ok(n) => len += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
 }
 
 fn trim_line_end(line: &[u8]) -> &[u8] {
@@ -329,6 +375,17 @@ impl Input {
                 error,
             }),
         }
+    }
+
+    /// Whole lines in bulk (see [`LineReader::read_lines`]); the caller counts them in
+    /// `line`.
+    fn read_lines(&mut self, buf: &mut Vec<u8>, want: usize) -> Result<usize, ImportError> {
+        self.lines
+            .read_lines(buf, want)
+            .map_err(|error| ImportError::Io {
+                file: self.name.clone(),
+                error,
+            })
     }
 
     fn bytes_read(&self) -> u64 {
