@@ -21,6 +21,7 @@ pub mod table;
 pub mod training;
 pub mod tune;
 pub mod uci;
+pub mod workers;
 pub mod zobrist;
 
 pub use board::{CastlingRights, CastlingSide, Piece, PieceType, Position, PositionError};

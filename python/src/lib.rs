@@ -70,9 +70,7 @@ fn pool(threads: Option<usize>) -> PyResult<rayon::ThreadPool> {
     if threads == Some(0) {
         return Err(PyValueError::new_err("threads must be at least 1"));
     }
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(threads.unwrap_or_else(rayon::current_num_threads).max(1))
-        .build()
+    pawnstorm::workers::pool(threads)
         .context("starting worker threads")
         .map_err(to_py)
 }

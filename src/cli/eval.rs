@@ -68,14 +68,8 @@ pub fn run(args: Args, global: Global) -> Result<()> {
     } else {
         features::Path::native()
     };
-    let threads = args
-        .threads
-        .unwrap_or_else(rayon::current_num_threads)
-        .max(1);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .context("starting worker threads")?;
+    let pool = pawnstorm::workers::pool(args.threads).context("starting worker threads")?;
+    let threads = pool.current_num_threads();
     let bar = progress::positions_bar(db.len());
     let stm_pov = args.pov == Pov::Stm;
     let count = db.len();

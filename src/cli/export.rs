@@ -121,14 +121,7 @@ pub fn run(args: Args, global: Global) -> Result<()> {
         );
     }
     let filter = args.filters.filter(default_weights())?;
-    let threads = args
-        .threads
-        .unwrap_or_else(rayon::current_num_threads)
-        .max(1);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .context("starting worker threads")?;
+    let pool = pawnstorm::workers::pool(args.threads).context("starting worker threads")?;
     let bar = progress::positions_bar(range.end.min(db.len()) - range.start);
     let start = Instant::now();
     let mut tally = Tally::default();

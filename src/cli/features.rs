@@ -75,11 +75,8 @@ pub fn run(args: Args, global: Global) -> Result<()> {
     } else {
         features::Path::native()
     };
-    let threads = args.threads.unwrap_or_else(rayon::current_num_threads);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .context("starting worker threads")?;
+    let pool = pawnstorm::workers::pool(args.threads).context("starting worker threads")?;
+    let threads = pool.current_num_threads();
     let source = features::MaskTable { db: &db, path };
     let table = TableWriter::create(&args.output, &source.columns(), db.len())?;
     let bar = progress::positions_bar(db.len());
@@ -121,11 +118,8 @@ fn run_npz(args: Args, global: Global) -> Result<()> {
     let prepared = Prepared::new(weights::load(args.weights.as_deref())?);
     let filter = args.filters.filter(&prepared)?;
     let (db, _imported) = import::open_or_import(&args.input, global.verify)?;
-    let threads = args.threads.unwrap_or_else(rayon::current_num_threads);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .context("starting worker threads")?;
+    let pool = pawnstorm::workers::pool(args.threads).context("starting worker threads")?;
+    let threads = pool.current_num_threads();
     let selection = pool.install(|| training::select(&db, &filter))?;
     let bar = progress::positions_bar(selection.count);
     let progress = |rows: u64| bar.inc(rows);

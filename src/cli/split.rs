@@ -33,11 +33,7 @@ pub fn run(args: Args, global: Global) -> Result<()> {
     let start = Instant::now();
     let db = Database::open_with(&args.input, global.verify)?;
     prepare_dir(&args.output, args.force)?;
-    let threads = args.threads.unwrap_or_else(rayon::current_num_threads);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads.max(1))
-        .build()
-        .context("starting worker threads")?;
+    let pool = pawnstorm::workers::pool(args.threads).context("starting worker threads")?;
     let bar = progress::positions_bar(db.len());
     let paths = pool.install(|| {
         split::split(&db, args.shards as usize, &args.output, |rows| {

@@ -111,14 +111,8 @@ pub fn run(args: Args, global: Global) -> Result<()> {
     }
     let frozen = tune::select_weights(&args.freeze)?;
     let start = weights::load(args.start.as_deref())?;
-    let threads = args
-        .threads
-        .unwrap_or_else(rayon::current_num_threads)
-        .max(1);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .context("starting worker threads")?;
+    let pool = pawnstorm::workers::pool(args.threads).context("starting worker threads")?;
+    let threads = pool.current_num_threads();
 
     let prepared = Prepared::new(start.clone());
     let options = LoadOptions {

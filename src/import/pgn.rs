@@ -504,10 +504,7 @@ pub(crate) fn from_shakmaty(position: &Chess) -> Result<Position, String> {
         Bitboard(board.by_color(shakmaty::Color::White).0),
         Bitboard(board.by_color(shakmaty::Color::Black).0),
     ];
-    let side_to_move = match position.turn() {
-        shakmaty::Color::White => Color::White,
-        shakmaty::Color::Black => Color::Black,
-    };
+    let side_to_move = side_to_move(position);
     let mut castling = CastlingRights::NONE;
     for rook in Bitboard(position.castles().castling_rights().0).squares() {
         let color = if rook.rank().index() == 0 {
