@@ -12,6 +12,7 @@ pub mod features;
 pub mod fen;
 pub mod filters;
 pub mod import;
+pub mod label;
 pub mod labels;
 pub mod movegen;
 pub mod npz;

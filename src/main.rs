@@ -32,6 +32,7 @@ fn main() -> ExitCode {
         Some(Command::Perft(args)) => cli::perft::run(args),
         Some(Command::Bench(args)) => cli::bench::run(args),
         Some(Command::Datagen(args)) => cli::datagen::run(args),
+        Some(Command::Label(args)) => cli::label::run(args, global),
         // No subcommand is how a GUI starts an engine.
         Some(Command::Uci) | None => cli::uci::run(),
     };

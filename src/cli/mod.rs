@@ -10,6 +10,7 @@ pub mod features;
 pub mod filters;
 pub mod import;
 pub mod info;
+pub mod label;
 pub mod output;
 pub mod perft;
 pub mod progress;
@@ -87,6 +88,14 @@ pub enum Command {
     Uci,
     /// Self-play games at a fixed node count into a labelled position DB (training data)
     Datagen(datagen::Args),
+    /// Score every position with a deeper search (pawnstorm's own, or any UCI engine's) into
+    /// a labelled DB, for training targets
+    ///
+    /// Scores are stored from White's point of view, mates as 32000 - plies (negated when
+    /// Black mates), as every DB score is. The input's other labels (result, game, ply, move)
+    /// travel unchanged. SIGINT or SIGTERM ends the run with a valid DB of the positions
+    /// labelled so far (or none at all); --resume continues it.
+    Label(label::Args),
     /// Search a fixed set of positions to a fixed depth: total nodes (a signature of the
     /// search), nodes per second, pawn hash hit rate
     Bench(bench::Args),

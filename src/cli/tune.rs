@@ -42,10 +42,18 @@ pub struct Args {
     /// the blend needs are dropped
     #[arg(long, default_value_t = 1.0, value_parser = unit_interval)]
     wdl_weight: f64,
-    /// Fraction of the positions held out to measure the loss on (split by game when the
-    /// positions have game ids)
+    /// Fraction of the positions held out to measure the loss on: whole games when the
+    /// positions have game ids, otherwise whole runs of 512 consecutive positions
     #[arg(long, default_value_t = 0.1, value_parser = holdout_fraction)]
     holdout: f64,
+    /// Pull towards the starting weights: the training objective gains
+    /// L2 x sum((weight - start)^2), weights in pawns (docs/TUNING.md)
+    #[arg(long, default_value_t = DEFAULT_L2, value_parser = non_negative)]
+    l2: f64,
+    /// End the run after this many epochs without a lower held-out loss; the weights
+    /// written are always those of the epoch with the lowest held-out loss
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    patience: u64,
     /// The sigmoid's K (p = 1 / (1 + 10^(-K x eval / 400))) instead of fitting it to the
     /// results
     #[arg(long, value_parser = positive)]
@@ -60,6 +68,10 @@ pub struct Args {
     /// Seed of the order of the positions (the held-out split does not depend on it)
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Print each epoch's training and held-out loss as a line (the progress bar shows them
+    /// on a terminal)
+    #[arg(long)]
+    verbose: bool,
     #[command(flatten)]
     filters: FilterArgs,
 }
@@ -70,6 +82,18 @@ fn positive(text: &str) -> Result<f64, String> {
         _ => Err(format!("`{text}` is not a positive number")),
     }
 }
+
+fn non_negative(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(value) if value.is_finite() && value >= 0.0 => Ok(value),
+        _ => Err(format!("`{text}` is not a number of 0 or more")),
+    }
+}
+
+/// The L2 strength unless --l2 says otherwise, chosen by measurement (docs/TUNING.md).
+const DEFAULT_L2: f64 = 1e-4;
+/// Weights listed in the summary as those that moved most.
+const MOVED_SHOWN: usize = 12;
 
 fn unit_interval(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
@@ -176,7 +200,7 @@ pub fn run(args: Args, global: Global) -> Result<()> {
         .map(|i| !frozen[i] && uses[i] > 0)
         .collect();
     let frozen_count = frozen.iter().filter(|&&f| f).count();
-    let mut tuner = Tuner::new(&start, trainable, k, args.seed);
+    let mut tuner = Tuner::new(&start, trainable, k, args.seed).with_l2(args.l2);
     let has_held_out = !dataset.held_out.is_empty();
     let before = pool.install(|| {
         (
@@ -187,16 +211,40 @@ pub fn run(args: Args, global: Global) -> Result<()> {
 
     let bar = progress::epochs_bar(args.epochs as u64);
     let mut training_time = Duration::ZERO;
+    // Early stopping: the weights of the epoch with the lowest held-out loss (0: the
+    // starting weights) are the ones written.
+    let mut best = before.1.map(|loss| (0usize, loss, tuner.params().to_vec()));
+    let mut epochs_run = 0;
     for epoch in 0..args.epochs {
         let lr = scheduled_lr(args.lr, epoch, args.epochs);
         let epoch_start = Instant::now();
         let loss = pool.install(|| tuner.epoch(&dataset.train, args.batch_size as usize, lr));
         training_time += epoch_start.elapsed();
+        epochs_run += 1;
         let held = has_held_out.then(|| pool.install(|| tuner.loss(&dataset.held_out)));
-        bar.set_message(format!("loss {loss:.6}{}", held_text(held)));
+        let line = format!("epoch {}: loss {loss:.6}{}", epoch + 1, held_text(held));
+        bar.set_message(line.clone());
+        if args.verbose {
+            bar.suspend(|| eprintln!("{line}"));
+        }
         bar.inc(1);
+        if let (Some(held), Some((best_epoch, best_loss, params))) = (held, best.as_mut()) {
+            if held < *best_loss {
+                (*best_epoch, *best_loss) = (epoch + 1, held);
+                params.clone_from(&tuner.params().to_vec());
+            } else if (epoch + 1 - *best_epoch) as u64 >= args.patience {
+                break;
+            }
+        }
     }
     bar.finish_and_clear();
+    let kept_epoch = match &best {
+        Some((epoch, _, params)) => {
+            tuner.restore(params);
+            *epoch
+        }
+        None => epochs_run,
+    };
 
     let tuned = tuner.weights()?;
     let tuned_params: Vec<[f64; 2]> = tuned
@@ -222,19 +270,41 @@ pub fn run(args: Args, global: Global) -> Result<()> {
         (Some(b), Some(a)) => format!(", held-out {b:.6} -> {a:.6}"),
         _ => String::new(),
     };
-    let epoch_time = if args.epochs > 0 {
+    let epoch_time = if epochs_run > 0 {
         format!(
             ", {:.3} s an epoch",
-            training_time.as_secs_f64() / args.epochs as f64
+            training_time.as_secs_f64() / epochs_run as f64
         )
     } else {
         String::new()
     };
+    let moved = most_moved(&start, &tuned, MOVED_SHOWN);
+    if !moved.is_empty() {
+        eprintln!("tune: the weights that moved most (mg, eg: start -> end):");
+        for line in &moved {
+            eprintln!("  {line}");
+        }
+    }
+    let stopped = if epochs_run < args.epochs {
+        format!(
+            " (stopped early: {} epochs without a lower held-out loss)",
+            args.patience
+        )
+    } else {
+        String::new()
+    };
+    let kept = if has_held_out {
+        format!(", kept epoch {kept_epoch} (lowest held-out loss)")
+    } else {
+        String::new()
+    };
     eprintln!(
-        "tune: positions {}; {size_text}; K {k:.4} ({k_text}); loss {:.6} -> {:.6}{held_loss}; {} epochs{epoch_time}, \
+        "tune: positions {}; {size_text}; K {k:.4} ({k_text}); L2 {}; loss {:.6} -> {:.6}{held_loss}; \
+         {epochs_run} of {} epochs{stopped}{kept}{epoch_time}, \
          {:.2} s in all, {threads} threads; {frozen_count} weights frozen, {untouched} untouched \
          by any training position -> {}",
         describe_counts(&counts, args.wdl_weight),
+        args.l2,
         before.0,
         after.0,
         args.epochs,
@@ -242,6 +312,29 @@ pub fn run(args: Args, global: Global) -> Result<()> {
         args.output.display(),
     );
     Ok(())
+}
+
+/// The `count` weights whose (mg, eg) moved furthest from `start` (by the larger of the
+/// two moves), as `name mg eg -> mg eg`.
+fn most_moved(start: &Weights, tuned: &Weights, count: usize) -> Vec<String> {
+    let mut moves: Vec<(i32, String)> = Weights::names()
+        .into_iter()
+        .zip(start.values().iter().zip(tuned.values()))
+        .filter(|(_, (a, b))| **a != *b)
+        .map(|(name, (a, b))| {
+            let distance = (a.mg - b.mg).abs().max((a.eg - b.eg).abs());
+            (
+                distance,
+                format!("{name} {} {} -> {} {}", a.mg, a.eg, b.mg, b.eg),
+            )
+        })
+        .collect();
+    moves.sort_by_key(|m| std::cmp::Reverse(m.0));
+    moves
+        .into_iter()
+        .take(count)
+        .map(|(_, text)| text)
+        .collect()
 }
 
 fn held_text(held: Option<f64>) -> String {

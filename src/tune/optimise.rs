@@ -77,10 +77,18 @@ pub fn scheduled_lr(lr: f64, epoch: usize, epochs: usize) -> f64 {
     lr * (0.1 + 0.9 * 0.5 * (1.0 + (std::f64::consts::PI * progress).cos()))
 }
 
+/// Centipawns a weight moves for the L2 penalty to count one unit of it: the penalty is
+/// `l2 x sum over weights of ((w - w_start) / L2_UNIT)^2`, weights in pawns.
+pub const L2_UNIT: f64 = 100.0;
+
 /// A tuning run's state: the weights as reals, which of them move, Adam's moments.
 #[derive(Clone, Debug)]
 pub struct Tuner {
     params: Vec<[f64; 2]>,
+    /// The starting weights, which the L2 penalty pulls towards.
+    start: Vec<[f64; 2]>,
+    /// The penalty's strength (0: none), see [`L2_UNIT`].
+    l2: f64,
     trainable: Vec<bool>,
     k: f64,
     adam: Adam,
@@ -95,9 +103,11 @@ impl Tuner {
             .values()
             .iter()
             .map(|w| [w.mg as f64, w.eg as f64])
-            .collect();
+            .collect::<Vec<_>>();
         Tuner {
+            start: params.clone(),
             params,
+            l2: 0.0,
             trainable,
             k,
             adam: Adam::new(Weights::COUNT),
@@ -107,6 +117,33 @@ impl Tuner {
 
     pub fn k(&self) -> f64 {
         self.k
+    }
+
+    /// Pulls every weight towards its starting value: the training objective gains
+    /// `l2 x sum ((w - w_start) / 100)^2` (weights in pawns), so a weight moves only as far
+    /// as the data's evidence outweighs the penalty. The losses reported leave it out.
+    pub fn with_l2(mut self, l2: f64) -> Tuner {
+        self.l2 = l2;
+        self
+    }
+
+    /// The L2 penalty at the current weights.
+    pub fn penalty(&self) -> f64 {
+        let squares: f64 = self
+            .params
+            .iter()
+            .zip(&self.start)
+            .flat_map(|(p, s)| [(p[0] - s[0]) / L2_UNIT, (p[1] - s[1]) / L2_UNIT])
+            .map(|d| d * d)
+            .sum();
+        self.l2 * squares
+    }
+
+    /// Puts back weights a [`Tuner::params`] copy holds (the best epoch's, for early
+    /// stopping). Adam's moments are left as they are.
+    pub fn restore(&mut self, params: &Params) {
+        assert_eq!(params.len(), self.params.len(), "one pair a weight");
+        self.params.copy_from_slice(params);
     }
 
     /// The weights as reals, (mg, eg) in file order.
@@ -167,9 +204,16 @@ impl Tuner {
                     },
                 );
             let scale = 1.0 / n.max(1) as f64;
+            let pull = 2.0 * self.l2 / (L2_UNIT * L2_UNIT);
             let mean: Vec<[f64; 2]> = gradient
                 .iter()
-                .map(|g| [g[0] * scale, g[1] * scale])
+                .zip(self.params.iter().zip(&self.start))
+                .map(|(g, (p, s))| {
+                    [
+                        g[0] * scale + pull * (p[0] - s[0]),
+                        g[1] * scale + pull * (p[1] - s[1]),
+                    ]
+                })
                 .collect();
             self.adam.step(&mut self.params, &mean, &self.trainable, lr);
             error += batch_error;
@@ -251,6 +295,51 @@ mod tests {
             adam.step(&mut still, &[[0.0, 0.0]], &[true], 1.0);
         }
         assert_eq!(still, vec![[5.0, 5.0]]);
+    }
+
+    /// Data that asks a weight to move 300 centipawns moves it less under the L2 penalty,
+    /// and the penalty counts pawns squared.
+    #[test]
+    fn l2_pulls_towards_the_start() {
+        use crate::eval::coefficients::Extras;
+        use crate::eval::endgame::Rule;
+        let start = Weights::default();
+        let extras = Extras {
+            phase: 24,
+            scale: [64, 64],
+            rule: Rule::Terms,
+            rule_score: 0,
+        };
+        // Positions whose only count is one White pawn's material (weight 0), all scored
+        // 300 centipawns above what the starting weight gives.
+        let mut counts = vec![0i16; Weights::COUNT];
+        counts[0] = 1;
+        let target = start.values()[0].mg + 300;
+        let mut part = Positions::default();
+        for _ in 0..64 {
+            part.push(&counts, &extras, crate::db::NO_RESULT, target);
+        }
+        part.set_targets(1.0, 0.0);
+        let parts = [part];
+        let moved = |l2: f64| {
+            let mut tuner = Tuner::new(&start, vec![true; Weights::COUNT], 1.0, 0).with_l2(l2);
+            for _ in 0..600 {
+                tuner.epoch(&parts, 64, 2.0);
+            }
+            (
+                tuner.params()[0][0] - start.values()[0].mg as f64,
+                tuner.penalty(),
+            )
+        };
+        let (free, no_penalty) = moved(0.0);
+        let (held, penalty) = moved(1e-2);
+        assert!(free > 250.0, "{free}");
+        assert_eq!(no_penalty, 0.0);
+        assert!(held > 0.0 && held < 0.8 * free, "{held} against {free}");
+        assert!(
+            (penalty - 1e-2 * (held / 100.0).powi(2)).abs() < 1e-9,
+            "{penalty}"
+        );
     }
 
     #[test]
