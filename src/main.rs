@@ -29,6 +29,7 @@ fn main() -> ExitCode {
         Some(Command::Tune(args)) => cli::tune::run(args, global),
         Some(Command::Show(args)) => cli::show::run(args, global),
         Some(Command::Split(args)) => cli::split::run(args, global),
+        Some(Command::Merge(args)) => cli::merge::run(args, global),
         Some(Command::Perft(args)) => cli::perft::run(args),
         Some(Command::Bench(args)) => cli::bench::run(args),
         Some(Command::Datagen(args)) => cli::datagen::run(args),

@@ -237,7 +237,9 @@ mod shift_x4 {
 
 /// Per-lane shifts on 8 lanes: one instruction with AVX-512, two AVX2 halves otherwise.
 mod shift_x8 {
-    use wide::{u64x4, u64x8};
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "avx512f")))]
+    use wide::u64x4;
+    use wide::u64x8;
 
     #[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
     #[inline(always)]

@@ -11,6 +11,7 @@ pub mod filters;
 pub mod import;
 pub mod info;
 pub mod label;
+pub mod merge;
 pub mod output;
 pub mod perft;
 pub mod progress;
@@ -82,6 +83,9 @@ pub enum Command {
     Show(show::Args),
     /// Split a DB into N shard DBs of contiguous rows (for evaluating them on a cluster)
     Split(split::Args),
+    /// Concatenate DBs into one (the counterpart of split), renumbering game ids so that
+    /// they stay unique
+    Merge(merge::Args),
     /// Count the leaf nodes of the legal move tree (move generator test), or run a suite
     Perft(perft::Args),
     /// Play through the UCI protocol on standard input and output (what no arguments do)

@@ -80,6 +80,13 @@ impl Columns {
     pub fn union(self, other: Columns) -> Columns {
         Columns(self.0 | other.0)
     }
+    pub fn intersection(self, other: Columns) -> Columns {
+        Columns(self.0 & other.0)
+    }
+    /// These columns but not `other`'s.
+    pub fn without(self, other: Columns) -> Columns {
+        Columns(self.0 & !other.0)
+    }
     pub fn bits(self) -> u32 {
         self.0
     }

@@ -3,6 +3,7 @@
 
 mod check;
 mod layout;
+pub mod merge;
 pub mod split;
 mod writer;
 
