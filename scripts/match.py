@@ -32,6 +32,7 @@ import asyncio
 import concurrent.futures
 import math
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -267,6 +268,41 @@ def play_game(
     return result
 
 
+def fault_from_termination(termination: str) -> tuple[str | None, str | None]:
+    """Inverts the texts `forfeit` writes, so a resumed match still counts time losses."""
+    patterns = [
+        (r"^engine (A|B) failed to start", "crash"),
+        (r"^(A|B) crashed", "crash"),
+        (r"^(A|B) (did not answer in time|lost on time)", "time"),
+        (r"^(A|B) (sent an illegal|sent no legal move)", "illegal"),
+    ]
+    for pattern, fault in patterns:
+        m = re.match(pattern, termination)
+        if m:
+            return fault, m.group(1)
+    return None, None
+
+
+def read_played_games(path: Path) -> list[GameResult]:
+    results = []
+    with open(path, encoding="utf-8") as f:
+        while (game := chess.pgn.read_game(f)) is not None:
+            headers = game.headers
+            try:
+                number = int(headers.get("Round", ""))
+            except ValueError:
+                sys.exit(f"{path}: game {len(results) + 1} has no numeric Round header; "
+                         "cannot resume from it")
+            termination = headers.get("Termination", "")
+            fault, side = fault_from_termination(termination)
+            plies = sum(1 for _ in game.mainline_moves())
+            results.append(GameResult(
+                number, headers.get("Opening", "?"), (number - 1) % 2 == 0,
+                headers.get("Result", "*"), termination, fault, side, plies, str(game),
+            ))
+    return results
+
+
 def elo_from_score(score: float) -> float:
     if score <= 0.0:
         return -math.inf
@@ -331,6 +367,8 @@ def main() -> int:
     parser.add_argument("--margin-ms", type=float, default=100.0,
                         help="overrun of its clock a side is allowed before it loses on time")
     parser.add_argument("--pgn", type=Path, default=None, help="write every game to this PGN file")
+    parser.add_argument("--resume", action="store_true",
+                        help="keep the games already in --pgn, count them, and play only the rest")
     args = parser.parse_args()
 
     specs = {
@@ -345,6 +383,9 @@ def main() -> int:
             hint = " (build it: cargo build --release)" if spec.command[0] == DEFAULT_ENGINE_A else ""
             hint = hint or " (install it: scripts/setup.sh)"
             sys.exit(f"engine {spec.label}: {spec.command[0]} is not an executable{hint}")
+
+    if args.resume and args.pgn is None:
+        sys.exit("--resume needs --pgn: the games already played are read from it")
 
     openings = read_openings(args.openings)
     if not openings:
@@ -362,7 +403,13 @@ def main() -> int:
     )
 
     tally = Tally()
-    pgn_file = open(args.pgn, "w", encoding="utf-8") if args.pgn else None
+    played: set[int] = set()
+    if args.resume and args.pgn.exists():
+        tally.results = read_played_games(args.pgn)
+        played = {r.number for r in tally.results}
+        print(f"resuming: {len(played)} games already in {args.pgn}", flush=True)
+    pgn_mode = "a" if args.resume else "w"
+    pgn_file = open(args.pgn, pgn_mode, encoding="utf-8") if args.pgn else None
 
     def run(number: int) -> GameResult:
         # Game 2k and 2k+1 play opening k with colours swapped.
@@ -372,7 +419,7 @@ def main() -> int:
 
     try:
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.concurrency)) as pool:
-            futures = [pool.submit(run, i) for i in range(games)]
+            futures = [pool.submit(run, i) for i in range(games) if i + 1 not in played]
             for future in concurrent.futures.as_completed(futures):
                 r = future.result()
                 with tally.lock:
