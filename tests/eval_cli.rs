@@ -223,7 +223,12 @@ fn weights_files_round_trip_change_scores_and_report_bad_lines() {
     let defaults = dir.path().join("defaults.txt");
     run(&["weights", "-o", defaults.to_str().unwrap()]);
     let text = std::fs::read_to_string(&defaults).unwrap();
-    assert!(text.contains("\ntempo 15 5\n") && text.contains("psqt.knight.e4 "));
+    let tempo = pawnstorm::eval::Weights::default().tempo;
+    assert!(
+        text.contains(&format!("\ntempo {} {}\n", tempo.mg, tempo.eg))
+            && text.contains("psqt.knight.e4 "),
+        "the defaults, one line per weight:\n{text}"
+    );
     let (printed, _) = run(&["weights", "--weights", defaults.to_str().unwrap()]);
     assert_eq!(printed, text, "reading and writing give the same file");
 
@@ -238,7 +243,8 @@ fn weights_files_round_trip_change_scores_and_report_bad_lines() {
         "--weights",
         no_tempo.to_str().unwrap(),
     ]);
-    assert!(with.contains("[15 cp]"), "{with}");
+    // The start position is symmetric and at full phase: its score is the middlegame tempo.
+    assert!(with.contains(&format!("[{} cp]", tempo.mg)), "{with}");
     assert!(without.contains("[0 cp]"), "{without}");
 
     let bad = dir.path().join("bad.txt");

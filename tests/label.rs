@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use assert_cmd::prelude::*;
 use pawnstorm::Position;
 use pawnstorm::db::Database;
+use pawnstorm::eval::{Prepared, Weights};
 use pawnstorm::labels::Record;
 use pawnstorm::movegen::Board;
 use pawnstorm::search::{Control, Engine, Limits};
@@ -46,7 +47,12 @@ fn path_text(path: &Path) -> &str {
 
 /// A fresh search of `position` to `depth`, side to move's view.
 fn search(position: &Position, depth: i32) -> i32 {
+    search_with(position, depth, Prepared::default())
+}
+
+fn search_with(position: &Position, depth: i32, weights: Prepared) -> i32 {
     let mut engine = Engine::new(16);
+    engine.set_weights(weights);
     let board = Board::new(position.clone());
     engine
         .search(
@@ -65,6 +71,59 @@ fn white_view(score: i32, position: &Position) -> i32 {
         pawnstorm::Color::White => score,
         pawnstorm::Color::Black => -score,
     }
+}
+
+#[test]
+fn own_search_labels_use_the_weights_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let games = dir.path().join("games.psdb");
+    ok(&[
+        "import",
+        &fixture("pgn/famous-games.pgn"),
+        "-o",
+        path_text(&games),
+    ]);
+    let hand_set_file = format!("{}/weights/hand-set.txt", env!("CARGO_MANIFEST_DIR"));
+    let with_defaults = dir.path().join("defaults.psdb");
+    let with_hand_set = dir.path().join("hand-set.psdb");
+    let label = |out: &Path, extra: &[&str]| {
+        let mut args = vec!["label", path_text(&games), "-o", path_text(out)];
+        args.extend_from_slice(&["--depth", "2", "--threads", "1"]);
+        args.extend_from_slice(extra);
+        ok(&args);
+        records(out)
+    };
+    let defaults = label(&with_defaults, &[]);
+    let hand_set = label(&with_hand_set, &["--weights", &hand_set_file]);
+    let first = &hand_set[0].position;
+    assert_eq!(
+        hand_set[0].labels.score,
+        Some(white_view(
+            search_with(first, 2, Prepared::new(Weights::hand_set())),
+            first
+        ))
+    );
+    let differing = defaults
+        .iter()
+        .zip(&hand_set)
+        .filter(|(a, b)| a.labels.score != b.labels.score)
+        .count();
+    assert!(
+        differing > defaults.len() / 2,
+        "only {differing} of {} scores changed with the weights",
+        defaults.len()
+    );
+
+    let missing = pawnstorm(&[
+        "label",
+        path_text(&games),
+        "-o",
+        path_text(&dir.path().join("x.psdb")),
+        "--weights",
+        "/no/such/weights.txt",
+    ]);
+    assert!(!missing.status.success());
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("/no/such/weights.txt"));
 }
 
 #[test]
@@ -216,8 +275,9 @@ fn a_uci_engines_scores_and_failures() {
         "Hash=4",
         "--depth",
         "2",
+        // Generous enough for python3 to start on a loaded CI machine; the one hang costs it.
         "--timeout",
-        "1",
+        "5",
         "--threads",
         "1",
     ]);
@@ -233,7 +293,7 @@ fn a_uci_engines_scores_and_failures() {
             "{summary}"
         );
     }
-    assert!(summary.contains("did not answer within 1.0 s"), "{summary}");
+    assert!(summary.contains("did not answer within 5.0 s"), "{summary}");
     assert!(summary.contains("unreadable score"), "{summary}");
     assert!(summary.contains("without a score before it"), "{summary}");
     let labelled = records(&out);

@@ -10,9 +10,10 @@ use anyhow::{Context, Result, bail};
 
 use pawnstorm::datagen::{self, Adjudication, Config, GameRecord, Summary, Termination};
 use pawnstorm::db::{Columns, DEFAULT_BLOCK_SIZE, Database, DbWriter};
+use pawnstorm::eval::Prepared;
 use pawnstorm::search::{Engine, Syzygy};
 
-use super::progress;
+use super::{progress, weights};
 
 /// The largest ply a game may reach: plies are stored as u16, u16::MAX meaning "none".
 const MAX_MAX_PLIES: u16 = 10_000;
@@ -49,6 +50,9 @@ pub struct Args {
     /// Syzygy tables (directories separated by ':'): a game entering them ends with their result
     #[arg(long, value_name = "DIR")]
     syzygy: Option<String>,
+    /// Evaluation weights of the engines (as `pawnstorm weights` writes them)
+    #[arg(long, value_name = "FILE")]
+    weights: Option<PathBuf>,
     /// Also write every game as PGN (with --append, added to the file)
     #[arg(long, value_name = "FILE")]
     pgn: Option<PathBuf>,
@@ -102,7 +106,13 @@ pub fn run(args: Args) -> Result<()> {
         |n| n as usize,
     );
     let threads = threads.min(args.games as usize);
-    let engines = engines(threads, args.hash as usize, args.syzygy.as_deref())?;
+    let weights = Prepared::new(weights::load(args.weights.as_deref())?);
+    let engines = engines(
+        threads,
+        args.hash as usize,
+        args.syzygy.as_deref(),
+        &weights,
+    )?;
 
     let start = Instant::now();
     let (mut writer, first_game_id) = if args.append && args.output.exists() {
@@ -169,10 +179,16 @@ pub fn run(args: Args) -> Result<()> {
 }
 
 /// One engine per thread, each with its own tables (a probe keeps per-table state).
-fn engines(threads: usize, hash_mb: usize, syzygy: Option<&str>) -> Result<Vec<Engine>> {
+fn engines(
+    threads: usize,
+    hash_mb: usize,
+    syzygy: Option<&str>,
+    weights: &Prepared,
+) -> Result<Vec<Engine>> {
     let mut engines = Vec::with_capacity(threads);
     for _ in 0..threads {
         let mut engine = Engine::new(1);
+        engine.set_weights(weights.clone());
         if !engine.resize_hash(hash_mb) {
             bail!("cannot allocate a {hash_mb} MiB hash table for each of {threads} threads");
         }

@@ -11,9 +11,10 @@ use anyhow::{Context, Result, bail};
 use signal_hook::consts::{SIGINT, SIGTERM};
 
 use pawnstorm::db::{Columns, Database, DbWriter};
+use pawnstorm::eval::Prepared;
 use pawnstorm::label::{self, EngineSpec, Limit, SearchLabeller, Summary, UciLabeller};
 
-use super::{Global, import, progress};
+use super::{Global, import, progress, weights};
 
 /// Failures printed one by one; the rest are counted.
 const SHOWN_FAILURES: usize = 20;
@@ -38,6 +39,9 @@ pub struct Args {
     /// arguments, separated by spaces (one process per thread)
     #[arg(long, value_name = "CMD")]
     engine: Option<String>,
+    /// Evaluation weights of pawnstorm's own search (as `pawnstorm weights` writes them)
+    #[arg(long, value_name = "FILE", conflicts_with = "engine")]
+    weights: Option<PathBuf>,
     /// An option for --engine, sent as `setoption name NAME value VALUE` (repeatable)
     #[arg(long = "option", value_name = "NAME=VALUE", value_parser = name_value, requires = "engine")]
     options: Vec<(String, String)>,
@@ -182,8 +186,9 @@ pub fn run(args: Args, global: Global) -> Result<()> {
         match &args.engine {
             None => {
                 searched_by = format!("pawnstorm's search at {}", describe(limit));
+                let weights = Prepared::new(weights::load(args.weights.as_deref())?);
                 let labellers = (0..threads)
-                    .map(|_| SearchLabeller::new(limit, args.hash as usize))
+                    .map(|_| SearchLabeller::new(limit, args.hash as usize, weights.clone()))
                     .collect::<Option<Vec<_>>>()
                     .with_context(|| {
                         format!(

@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use thiserror::Error;
 
@@ -30,9 +31,8 @@ pub type RankTable = [Weight; 8];
 
 pub const PIECE_NAMES: [&str; 6] = ["pawn", "knight", "bishop", "rook", "queen", "king"];
 
-/// Every weight of the evaluation. Defaults: PeSTO's material and tables; the other terms
-/// take values from the usual ranges of hand-crafted engines (Stockfish's classical eval,
-/// the Chess Programming Wiki's pawn-structure pages), to be refitted by the tuner.
+/// Every weight of the evaluation. Defaults: `weights/default.txt`, tuned from
+/// [`Weights::hand_set`].
 ///
 /// `repr(C)` and nothing but [`Weight`]s, declared in the file's order: the struct is an
 /// array of weights, and [`Weights::index_of`] tells a field's place in the file.
@@ -116,8 +116,33 @@ fn pesto_table(mg: &[i32; 64], eg: &[i32; 64]) -> SquareTable {
     std::array::from_fn(|square| w(mg[square ^ 56], eg[square ^ 56]))
 }
 
+/// The compiled-in defaults: `weights/default.txt` (tuned; its header says how it was
+/// made) over [`Weights::hand_set`].
+pub const DEFAULT_FILE: &str = include_str!("../../weights/default.txt");
+
 impl Default for Weights {
     fn default() -> Weights {
+        static DEFAULT: OnceLock<Weights> = OnceLock::new();
+        DEFAULT
+            .get_or_init(|| {
+                Weights::parse_over(
+                    Weights::hand_set(),
+                    DEFAULT_FILE,
+                    Path::new("weights/default.txt"),
+                )
+                // Compiled in, not user input: the tests read it.
+                .expect("weights/default.txt is a valid weights file")
+            })
+            .clone()
+    }
+}
+
+impl Weights {
+    /// The weights the project started from, before any tuning: PeSTO's material and
+    /// tables; the other terms take values from the usual ranges of hand-crafted engines
+    /// (Stockfish's classical eval, the Chess Programming Wiki's pawn-structure pages).
+    /// `weights/hand-set.txt` holds them for the training recipe's first datagen.
+    pub fn hand_set() -> Weights {
         let passed = [
             w(0, 0),
             w(5, 12),
@@ -401,6 +426,11 @@ impl Weights {
 
     /// Parses the text form over the defaults; `path` names the source in errors.
     pub fn from_text(text: &str, path: &Path) -> Result<Weights, WeightsError> {
+        Weights::parse_over(Weights::default(), text, path)
+    }
+
+    /// Parses the text form over `base`: names the text leaves out keep `base`'s values.
+    fn parse_over(base: Weights, text: &str, path: &Path) -> Result<Weights, WeightsError> {
         let mut values = std::collections::HashMap::new();
         for (index, line) in text.lines().enumerate() {
             let error = |reason: &str| WeightsError::Line {
@@ -431,7 +461,7 @@ impl Weights {
                 return Err(error("weight given twice"));
             }
         }
-        let mut weights = Weights::default();
+        let mut weights = base;
         // Each weight read from the file, with its line: the one to blame for a bound.
         let mut given = Vec::new();
         weights.visit_mut(|name, weight| {
@@ -608,6 +638,37 @@ impl Default for Prepared {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The compiled-in file names every weight (none falls back to the hand-set value
+    /// unnoticed) and is what `Weights::default()` holds.
+    #[test]
+    fn the_default_file_names_every_weight() {
+        let path = Path::new("weights/default.txt");
+        let named = DEFAULT_FILE
+            .lines()
+            .filter(|l| !l.trim_start().starts_with('#') && !l.trim().is_empty())
+            .count();
+        let mut count = 0;
+        Weights::hand_set().visit_mut(|_, _| count += 1);
+        assert_eq!(named, count);
+        let parsed = Weights::parse_over(Weights::hand_set(), DEFAULT_FILE, path).unwrap();
+        assert_eq!(parsed, Weights::default());
+        assert_ne!(
+            parsed,
+            Weights::hand_set(),
+            "the defaults are the tuned weights"
+        );
+        assert!(parsed.sum_bounds().fit_i32());
+    }
+
+    /// `weights/hand-set.txt` (the training recipe's starting point) is the code's.
+    #[test]
+    fn the_hand_set_file_is_the_hand_set_weights() {
+        let text = include_str!("../../weights/hand-set.txt");
+        let path = Path::new("weights/hand-set.txt");
+        let parsed = Weights::parse_over(Weights::default(), text, path).unwrap();
+        assert_eq!(parsed, Weights::hand_set());
+    }
 
     /// The memory order of the fields is the file order, so `index_of` names the right
     /// line; and values round-trip.

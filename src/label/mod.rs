@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 
 use crate::board::Position;
 use crate::db::{Database, DbError};
+use crate::eval::Prepared;
 use crate::labels::{Record, white_pov};
 use crate::movegen::Board;
 use crate::search::{Control, Engine, Limits};
@@ -72,11 +73,12 @@ pub struct SearchLabeller {
 }
 
 impl SearchLabeller {
-    pub fn new(limit: Limit, hash_mb: usize) -> Option<SearchLabeller> {
+    pub fn new(limit: Limit, hash_mb: usize, weights: Prepared) -> Option<SearchLabeller> {
         let mut engine = Engine::new(1);
         if !engine.resize_hash(hash_mb) {
             return None;
         }
+        engine.set_weights(weights);
         let limits = match limit {
             Limit::Depth(d) => Limits::depth(d as i32),
             Limit::Nodes(n) => Limits {
