@@ -311,7 +311,166 @@ def elo_from_score(score: float) -> float:
     return -400.0 * math.log10(1.0 / score - 1.0)
 
 
-def summary(results: list[GameResult]) -> str:
+# --- SPRT on game pairs -----------------------------------------------------------------
+#
+# The generalised SPRT of fishtest, OpenBench and fastchess, after Michel Van den Bergh,
+# "Comments on Normalized Elo" (https://www.cantate.be/Fishtest/normalized_elo_practical.pdf):
+# the outcomes of the two games of one opening (colours swapped) form a pair scored 0, 1/4,
+# 1/2, 3/4 or 1 (the pentanomial model: the two games are correlated through the opening,
+# which the trinomial model ignores and so overstates the variance). The log-likelihood
+# ratio compares the most likely pair distributions (given the observed frequencies) whose
+# expected score is that of elo0 and of elo1.
+
+PAIR_SCORES = (0.0, 0.25, 0.5, 0.75, 1.0)
+NELO_PER_T = 800.0 / math.log(10.0)  # normalised Elo = this × t, t = (score - 1/2) / sigma
+
+
+@dataclass
+class Sprt:
+    elo0: float
+    elo1: float
+    alpha: float = 0.05
+    beta: float = 0.05
+    model: str = "normalized"  # or "logistic": fishtest and fastchess default to normalized
+
+    @property
+    def lower(self) -> float:
+        return math.log(self.beta / (1.0 - self.alpha))
+
+    @property
+    def upper(self) -> float:
+        return math.log((1.0 - self.beta) / self.alpha)
+
+
+def parse_sprt(text: str) -> Sprt:
+    """`elo0=0 elo1=5 alpha=0.05 beta=0.05 [model=normalized|logistic]`, as fastchess takes it."""
+    values: dict[str, str] = {}
+    for item in text.replace(",", " ").split():
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise argparse.ArgumentTypeError(f"{item!r} in --sprt is not KEY=VALUE")
+        values[key.strip().lower()] = value.strip()
+    unknown = set(values) - {"elo0", "elo1", "alpha", "beta", "model"}
+    if unknown:
+        raise argparse.ArgumentTypeError(f"--sprt: unknown {', '.join(sorted(unknown))}")
+    try:
+        sprt = Sprt(
+            float(values.get("elo0", 0.0)), float(values.get("elo1", 5.0)),
+            float(values.get("alpha", 0.05)), float(values.get("beta", 0.05)),
+            values.get("model", "normalized"),
+        )
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"--sprt {text!r}: {e}")
+    if sprt.model not in ("normalized", "logistic"):
+        raise argparse.ArgumentTypeError("--sprt model must be normalized or logistic")
+    if not sprt.elo0 < sprt.elo1:
+        raise argparse.ArgumentTypeError("--sprt needs elo0 < elo1")
+    if not (0 < sprt.alpha < 1 and 0 < sprt.beta < 1 and sprt.alpha + sprt.beta < 1):
+        raise argparse.ArgumentTypeError("--sprt needs 0 < alpha, beta and alpha + beta < 1")
+    return sprt
+
+
+def pentanomial(results: list[GameResult]) -> list[int]:
+    """Counts of pairs scoring 0, 1/2, 1, 3/2, 2 for A. Games 2k-1 and 2k (Round numbers)
+    play one opening with colours swapped; a pair whose other game is missing is left out."""
+    by_number = {r.number: r.score_a for r in results}
+    counts = [0, 0, 0, 0, 0]
+    for number, first in by_number.items():
+        if number % 2 == 1 and number + 1 in by_number:
+            counts[round(2 * (first + by_number[number + 1]))] += 1
+    return counts
+
+
+def _solve_increasing(f, low: float, high: float) -> float:
+    """The root of f, increasing on (low, high) from negative to positive, by bisection
+    (the bounds are poles of f, so they are never evaluated)."""
+    for _ in range(200):
+        mid = (low + high) / 2.0
+        if mid in (low, high):
+            break
+        if f(mid) < 0.0:
+            low = mid
+        else:
+            high = mid
+    return (low + high) / 2.0
+
+
+def _mle_with_mean(freqs: list[float], scores: tuple[float, ...], s: float) -> list[float]:
+    # Proposition 1.1 of the paper: p_i = f_i / (1 + theta (a_i - s)), theta the root of
+    # sum f_i (a_i - s) / (1 + theta (a_i - s)) = 0, which decreases in theta.
+    def g(theta: float) -> float:
+        return -sum(f * (a - s) / (1.0 + theta * (a - s)) for f, a in zip(freqs, scores))
+
+    theta = _solve_increasing(g, -1.0 / (scores[-1] - s), -1.0 / (scores[0] - s))
+    return [f / (1.0 + theta * (a - s)) for f, a in zip(freqs, scores)]
+
+
+def _mle_with_t(freqs: list[float], scores: tuple[float, ...], t: float) -> list[float]:
+    # Section 4.1 of the paper: the distribution nearest the observed one whose
+    # (mean - 1/2) / sigma is t, by fixed-point iteration from the uniform distribution.
+    p = [1.0 / len(scores)] * len(scores)
+    for _ in range(1000):
+        mu = sum(pi * a for pi, a in zip(p, scores))
+        sigma = math.sqrt(sum(pi * (a - mu) ** 2 for pi, a in zip(p, scores)))
+        phi = [a - 0.5 - 0.5 * t * sigma * (1.0 + ((a - mu) / sigma) ** 2) for a in scores]
+
+        def g(theta: float) -> float:
+            return -sum(f * x / (1.0 + theta * x) for f, x in zip(freqs, phi))
+
+        theta = _solve_increasing(g, -1.0 / max(phi), -1.0 / min(phi))
+        new = [f / (1.0 + theta * x) for f, x in zip(freqs, phi)]
+        change = max(abs(a - b) for a, b in zip(new, p))
+        p = new
+        if change < 1e-9:
+            break
+    return p
+
+
+def llr(counts: list[int], sprt: Sprt, scores: tuple[float, ...] = PAIR_SCORES) -> float:
+    """Log-likelihood ratio of elo1 against elo0 for outcome counts (pairs by default;
+    trinomial W/D/L counts, lowest score first, with scores (0, 0.5, 1))."""
+    if sum(counts) == 0:
+        return 0.0
+    # An empty cell would pin the estimate to the boundary; fishtest and fastchess put 1e-3.
+    regular = [c if c > 0 else 1e-3 for c in counts]
+    total = sum(regular)
+    freqs = [c / total for c in regular]
+    if sprt.model == "logistic":
+        p0 = _mle_with_mean(freqs, scores, score_from_elo(sprt.elo0))
+        p1 = _mle_with_mean(freqs, scores, score_from_elo(sprt.elo1))
+    else:
+        # t per pair is sqrt(2) times t per game, the scale normalised Elo is defined on.
+        per_pair = math.sqrt(2.0) if len(scores) == 5 else 1.0
+        p0 = _mle_with_t(freqs, scores, per_pair * sprt.elo0 / NELO_PER_T)
+        p1 = _mle_with_t(freqs, scores, per_pair * sprt.elo1 / NELO_PER_T)
+    return total * sum(f * (math.log(b) - math.log(a)) for f, a, b in zip(freqs, p0, p1))
+
+
+def score_from_elo(elo: float) -> float:
+    return 1.0 / (1.0 + 10.0 ** (-elo / 400.0))
+
+
+def pair_elo(counts: list[int]) -> tuple[float, float, float, float, float, float] | None:
+    """Elo and normalised Elo with their 95% intervals from pair counts:
+    (elo, low, high, nelo, nelo_low, nelo_high), or None with fewer than two pairs or no
+    spread."""
+    pairs = sum(counts)
+    if pairs < 2:
+        return None
+    mu = sum(c * a for c, a in zip(counts, PAIR_SCORES)) / pairs
+    var = sum(c * (a - mu) ** 2 for c, a in zip(counts, PAIR_SCORES)) / pairs
+    if var <= 0.0:
+        return None
+    half = 1.959964 * math.sqrt(var / pairs)
+    nelo_per_score = NELO_PER_T / math.sqrt(2.0 * var)
+    return (
+        elo_from_score(mu), elo_from_score(mu - half), elo_from_score(mu + half),
+        (mu - 0.5) * nelo_per_score, (mu - half - 0.5) * nelo_per_score,
+        (mu + half - 0.5) * nelo_per_score,
+    )
+
+
+def summary(results: list[GameResult], sprt: Sprt | None = None) -> str:
     n = len(results)
     if n == 0:
         return "no games played"
@@ -333,6 +492,26 @@ def summary(results: list[GameResult]) -> str:
         f"Elo difference (A - B): {elo:+.1f}, 95% interval [{elo_low:+.1f}, {elo_high:+.1f}]"
         + (f" (+/- {(elo_high - elo_low) / 2:.1f})" if math.isfinite(elo_high - elo_low) else
            " (a score of 0% or 100%, or bounds past them, has no finite Elo)"),
+    ]
+    counts = pentanomial(results)
+    if sum(counts):
+        lines.append(
+            f"pairs {sum(counts)} (pentanomial, A's pair score 0, 1/2, 1, 3/2, 2): {counts}")
+    estimate = pair_elo(counts)
+    if estimate:
+        elo_p, low_p, high_p, nelo, nlow, nhigh = estimate
+        lines.append(
+            f"pentanomial Elo {elo_p:+.1f} [{low_p:+.1f}, {high_p:+.1f}], "
+            f"normalised Elo {nelo:+.1f} [{nlow:+.1f}, {nhigh:+.1f}] (95%)")
+    if sprt is not None:
+        value = llr(counts, sprt)
+        verdict = ("H1 accepted (A is better by elo1)" if value >= sprt.upper else
+                   "H0 accepted (A is not better by elo1)" if value <= sprt.lower else
+                   "no decision")
+        lines.append(
+            f"SPRT [{sprt.elo0:g}, {sprt.elo1:g}] {sprt.model} alpha {sprt.alpha:g} "
+            f"beta {sprt.beta:g}: LLR {value:.2f} ({sprt.lower:.2f}, {sprt.upper:.2f}), {verdict}")
+    lines += [
         "losses on time: A {} B {}; illegal moves: A {} B {}; crashes: A {} B {}".format(
             faults("time", "A"), faults("time", "B"),
             faults("illegal", "A"), faults("illegal", "B"),
@@ -369,6 +548,10 @@ def main() -> int:
     parser.add_argument("--pgn", type=Path, default=None, help="write every game to this PGN file")
     parser.add_argument("--resume", action="store_true",
                         help="keep the games already in --pgn, count them, and play only the rest")
+    parser.add_argument("--sprt", type=parse_sprt, default=None,
+                        metavar="'elo0=0 elo1=5 alpha=0.05 beta=0.05'",
+                        help="stop as soon as the SPRT on game pairs accepts H0 or H1 (or at "
+                             "--games); model=logistic for logistic Elo bounds (default normalized)")
     args = parser.parse_args()
 
     specs = {
@@ -417,10 +600,17 @@ def main() -> int:
         a_is_white = number % 2 == 0
         return play_game(number + 1, opening, a_is_white, specs, base, inc, margin, tc_text)
 
+    stopping = False
+    if args.sprt is not None:
+        print(f"SPRT [{args.sprt.elo0:g}, {args.sprt.elo1:g}] {args.sprt.model}, alpha "
+              f"{args.sprt.alpha:g} beta {args.sprt.beta:g}: bounds "
+              f"({args.sprt.lower:.2f}, {args.sprt.upper:.2f})", flush=True)
     try:
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.concurrency)) as pool:
             futures = [pool.submit(run, i) for i in range(games) if i + 1 not in played]
             for future in concurrent.futures.as_completed(futures):
+                if future.cancelled():
+                    continue
                 r = future.result()
                 with tally.lock:
                     tally.results.append(r)
@@ -438,12 +628,25 @@ def main() -> int:
                     if pgn_file:
                         pgn_file.write(r.pgn + "\n\n")
                         pgn_file.flush()
+                    partner = r.number - 1 if r.number % 2 == 0 else r.number + 1
+                    if args.sprt is not None and any(x.number == partner for x in done):
+                        value = llr(pentanomial(done), args.sprt)
+                        print(f"  LLR {value:.2f} ({args.sprt.lower:.2f}, {args.sprt.upper:.2f}) "
+                              f"[{args.sprt.elo0:g}, {args.sprt.elo1:g}] pairs "
+                              f"{pentanomial(done)}", flush=True)
+                        if not args.sprt.lower < value < args.sprt.upper and not stopping:
+                            stopping = True
+                            # Games under way finish and count; the rest are not started.
+                            for pending in futures:
+                                pending.cancel()
+                            print("  SPRT bound crossed: finishing the games under way",
+                                  flush=True)
     except KeyboardInterrupt:
         print("interrupted; the summary counts the games finished", file=sys.stderr)
     finally:
         if pgn_file:
             pgn_file.close()
-    print(summary(sorted(tally.results, key=lambda r: r.number)))
+    print(summary(sorted(tally.results, key=lambda r: r.number), args.sprt))
     return 0
 
 
