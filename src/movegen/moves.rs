@@ -127,6 +127,12 @@ impl Move {
         self.0
     }
 
+    /// The move whose [`Move::bits`] these are (any 16 bits make a move; whether it is
+    /// legal in a position is the caller's to check, as for a table's move).
+    pub const fn from_bits(bits: u16) -> Move {
+        Move(bits)
+    }
+
     /// The UCI text of this move: castling as the king's two-square move (`e1g1`), or
     /// with `chess960` as the king taking its own rook (`e1h1`), as UCI_Chess960 asks.
     pub fn uci(self, chess960: bool) -> UciMove {

@@ -9,7 +9,7 @@ use super::score::{DRAW, INFINITY, MATE_BOUND, MAX_PLY, TB_WIN, TB_WIN_BOUND, ma
 use super::see::{SEE_VALUES, captured, kind_at, see};
 use super::tb::{Outcome, Syzygy};
 use super::tt::{Bound, TranspositionTable};
-use super::{Control, Engine, Info, Limits, Options, RootMove, SearchResult, TimeManager};
+use super::{Control, Info, Limits, Options, RootMove, SearchResult, Shared, TimeManager};
 use crate::board::PieceType;
 use crate::eval::Evaluator;
 use crate::movegen::{Board, Move, MoveList, captures, count_legal_moves, legal_moves};
@@ -65,8 +65,18 @@ struct Frame {
     null: bool,
 }
 
+/// What one thread of a search works with: the shared table and its own evaluator (with
+/// its pawn table) and move-ordering heuristics.
+pub(super) struct Parts<'a> {
+    pub tt: &'a TranspositionTable,
+    pub evaluator: &'a mut Evaluator,
+    pub heuristics: &'a mut Heuristics,
+    pub syzygy: Option<&'a Syzygy>,
+    pub options: &'a Options,
+}
+
 pub(super) struct Search<'a> {
-    tt: &'a mut TranspositionTable,
+    tt: &'a TranspositionTable,
     evaluator: &'a mut Evaluator,
     heuristics: &'a mut Heuristics,
     syzygy: Option<&'a Syzygy>,
@@ -77,6 +87,10 @@ pub(super) struct Search<'a> {
     keys: Vec<u64>,
     pub root_moves: Vec<RootMove>,
     pub tbhits: u64,
+    /// The tables' verdict on the root, when it is in them: what the reported score says
+    /// unless the search has found a mate (the search itself sees only the evaluation
+    /// until a capture or pawn move reaches a probe).
+    pub root_outcome: Option<Outcome>,
     nodes: u64,
     node_limit: u64,
     seldepth: usize,
@@ -88,33 +102,40 @@ pub(super) struct Search<'a> {
     pv_len: [usize; MAX_PLY + 1],
     nmp_min_ply: usize,
     pv_index: usize,
+    shared: &'a Shared,
+    /// 0 for the main thread, which keeps the time, decides the move and reports; helpers
+    /// (Lazy SMP) only fill the shared table until the main thread stops them.
+    thread: usize,
 }
 
 impl<'a> Search<'a> {
     pub fn new(
-        engine: &'a mut Engine,
+        parts: Parts<'a>,
         history: &[u64],
         control: &'a Control,
         time: &'a mut TimeManager,
+        shared: &'a Shared,
+        thread: usize,
     ) -> Search<'a> {
-        let Engine {
+        let Parts {
             tt,
             evaluator,
             heuristics,
             syzygy,
             options,
-        } = engine;
+        } = parts;
         Search {
             tt,
             evaluator,
             heuristics,
-            syzygy: syzygy.as_ref(),
+            syzygy,
             options,
             control,
             time,
             keys: history.to_vec(),
             root_moves: Vec::new(),
             tbhits: 0,
+            root_outcome: None,
             nodes: 0,
             node_limit: u64::MAX,
             seldepth: 0,
@@ -125,7 +146,19 @@ impl<'a> Search<'a> {
             pv_len: [0; MAX_PLY + 1],
             nmp_min_ply: 0,
             pv_index: 0,
+            shared,
+            thread,
         }
+    }
+
+    fn is_main(&self) -> bool {
+        self.thread == 0
+    }
+
+    /// Nodes of every thread so far: what every thread has published, and this thread's
+    /// since it last did.
+    fn total_nodes(&self) -> u64 {
+        self.shared.nodes.load(Ordering::Relaxed) + self.nodes % CHECK_INTERVAL
     }
 
     /// Iterative deepening to the limits; reports every finished iteration.
@@ -146,16 +179,25 @@ impl<'a> Search<'a> {
                 score,
                 depth: 0,
                 nodes: 0,
+                pv: Vec::new(),
             };
         }
         let max_depth = limits
             .depth
             .unwrap_or(MAX_PLY as i32 - 8)
             .clamp(1, MAX_PLY as i32 - 8);
-        let multipv = self.options.multipv.clamp(1, self.root_moves.len());
+        // Helpers only fill the table: one line is enough for them.
+        let multipv = if self.is_main() {
+            self.options.multipv.clamp(1, self.root_moves.len())
+        } else {
+            1
+        };
         let mut completed: Option<(RootMove, i32)> = None;
         let mut stability = 0;
-        for depth in 1..=max_depth {
+        // Odd helpers start one ply deeper, so that two threads do not search the same
+        // iteration in step; the table's differing contents soon part them further.
+        let first_depth = (1 + (self.thread % 2) as i32).min(max_depth);
+        for depth in first_depth..=max_depth {
             for rm in &mut self.root_moves {
                 rm.previous_score = rm.score;
             }
@@ -171,10 +213,12 @@ impl<'a> Search<'a> {
             if self.stopped {
                 break;
             }
-            for i in 0..multipv {
-                let rm = &self.root_moves[i];
-                let info = self.info(depth, i + 1, rm.score, rm.bound, rm.pv.clone());
-                report(&info);
+            if self.is_main() {
+                for i in 0..multipv {
+                    let rm = &self.root_moves[i];
+                    let info = self.info(depth, i + 1, rm.score, rm.bound, rm.pv.clone());
+                    report(&info);
+                }
             }
             let best = self.root_moves[0].clone();
             if let Some((previous, _)) = &completed {
@@ -192,12 +236,16 @@ impl<'a> Search<'a> {
             {
                 break;
             }
-            if !self.untimed_now(limits) && self.time.soft_expired(stability, score_drop) {
+            if self.is_main()
+                && !self.untimed_now(limits)
+                && self.time.soft_expired(stability, score_drop)
+            {
                 break;
             }
         }
         // `go infinite` and an unanswered ponder wait for `stop` (or `ponderhit`).
-        while !self.control.stopped()
+        while self.is_main()
+            && !self.control.stopped()
             && (limits.infinite || self.control.pondering.load(Ordering::Relaxed))
         {
             std::thread::sleep(std::time::Duration::from_millis(1));
@@ -206,9 +254,22 @@ impl<'a> Search<'a> {
         SearchResult {
             best: Some(best.mv),
             ponder: best.pv.get(1).copied(),
-            score: best.score,
+            score: self.reported(best.score),
             depth,
-            nodes: self.nodes,
+            nodes: self.total_nodes(),
+            pv: best.pv,
+        }
+    }
+
+    /// A root score as reported: the tables' result replaces an evaluation at a root they
+    /// cover (as Stockfish reports a tablebase win), a mate stays.
+    fn reported(&self, score: i32) -> i32 {
+        match self.root_outcome {
+            Some(_) if score.abs() >= MATE_BOUND => score,
+            Some(Outcome::Win) => TB_WIN - 1,
+            Some(Outcome::Loss) => -TB_WIN + 1,
+            Some(Outcome::Draw) => DRAW,
+            None => score,
         }
     }
 
@@ -229,9 +290,9 @@ impl<'a> Search<'a> {
             depth,
             seldepth: self.seldepth.max(depth.max(0) as usize),
             multipv,
-            score,
+            score: self.reported(score),
             bound,
-            nodes: self.nodes,
+            nodes: self.total_nodes(),
             millis: self.time.elapsed().as_millis() as u64,
             hashfull: self.tt.hashfull(),
             tbhits: self.tbhits,
@@ -286,12 +347,26 @@ impl<'a> Search<'a> {
             return;
         }
         self.nodes += 1;
-        if self.nodes >= self.node_limit {
+        if self.nodes.is_multiple_of(CHECK_INTERVAL) {
+            self.shared
+                .nodes
+                .fetch_add(CHECK_INTERVAL, Ordering::Relaxed);
+        }
+        // `go nodes` counts every thread's nodes; whichever thread sees the total reach the
+        // limit stops them all.
+        if self.node_limit != u64::MAX && self.total_nodes() >= self.node_limit {
             self.stopped = true;
+            self.shared.helpers_stop.store(true, Ordering::Relaxed);
         }
         if self.nodes.is_multiple_of(CHECK_INTERVAL) {
             if self.control.stopped() {
                 self.stopped = true;
+            }
+            if !self.is_main() {
+                if self.shared.helpers_stop.load(Ordering::Relaxed) {
+                    self.stopped = true;
+                }
+                return;
             }
             let pondering = self.control.pondering.load(Ordering::Relaxed);
             if self.ponder && !pondering {

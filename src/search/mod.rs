@@ -13,7 +13,7 @@ pub mod time;
 pub mod tt;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::eval::{Evaluator, Prepared};
 use crate::movegen::{Board, Move, MoveList, legal_moves};
@@ -68,6 +68,8 @@ pub struct SearchResult {
     pub score: i32,
     pub depth: i32,
     pub nodes: u64,
+    /// The line `best` starts (as the last `info` gave it).
+    pub pv: Vec<Move>,
 }
 
 /// A root move with the score and line of its last full search.
@@ -97,11 +99,31 @@ impl Default for Options {
     }
 }
 
+/// The most search threads (UCI `Threads`).
+pub const MAX_THREADS: usize = 256;
+
+/// What the threads of one search share besides the table.
+#[derive(Debug, Default)]
+pub(crate) struct Shared {
+    /// Set by the main thread once it has its move: the helpers stop.
+    helpers_stop: AtomicBool,
+    /// Every thread's nodes, each published a thousand at a time.
+    nodes: AtomicU64,
+}
+
+/// A helper thread's own state (Lazy SMP): what a thread must not share.
+struct Helper {
+    evaluator: Evaluator,
+    heuristics: Heuristics,
+}
+
 /// The engine: what lasts between searches (tables, heuristics, options).
 pub struct Engine {
     tt: TranspositionTable,
     evaluator: Evaluator,
     heuristics: Heuristics,
+    /// One per thread beyond the first.
+    helpers: Vec<Helper>,
     syzygy: Option<Syzygy>,
     pub options: Options,
 }
@@ -116,6 +138,7 @@ impl Engine {
             tt: TranspositionTable::new(hash_mb),
             evaluator: Evaluator::new(Prepared::default(), PAWN_ENTRIES),
             heuristics: Heuristics::new(MAX_PLY),
+            helpers: Vec::new(),
             syzygy: None,
             options: Options::default(),
         }
@@ -141,10 +164,34 @@ impl Engine {
         self.tt.clear();
         self.heuristics.clear();
         self.evaluator.pawn_table_mut().clear();
+        for helper in &mut self.helpers {
+            helper.heuristics.clear();
+            helper.evaluator.pawn_table_mut().clear();
+        }
     }
 
     pub fn set_weights(&mut self, prepared: Prepared) {
         self.evaluator = Evaluator::new(prepared, PAWN_ENTRIES);
+        let threads = self.threads();
+        self.helpers.clear();
+        self.set_threads(threads);
+    }
+
+    /// Searches with `threads` threads (Lazy SMP: one table, the rest per thread), 1 to
+    /// [`MAX_THREADS`].
+    pub fn set_threads(&mut self, threads: usize) {
+        let helpers = threads.clamp(1, MAX_THREADS) - 1;
+        self.helpers.truncate(helpers);
+        while self.helpers.len() < helpers {
+            self.helpers.push(Helper {
+                evaluator: Evaluator::new(self.evaluator.weights().clone(), PAWN_ENTRIES),
+                heuristics: Heuristics::new(MAX_PLY),
+            });
+        }
+    }
+
+    pub fn threads(&self) -> usize {
+        self.helpers.len() + 1
     }
 
     pub fn set_syzygy(&mut self, syzygy: Option<Syzygy>) {
@@ -203,9 +250,7 @@ impl Engine {
             root_moves = kept;
             tb_score = Some(outcome);
         }
-        let mut search = alphabeta::Search::new(self, history, control, &mut time);
-        search.tbhits = tbhits;
-        search.root_moves = root_moves
+        let root_moves: Vec<RootMove> = root_moves
             .iter()
             .map(|&mv| RootMove {
                 mv,
@@ -215,10 +260,98 @@ impl Engine {
                 bound: None,
             })
             .collect();
-        let result = search.iterate(root, limits, report);
-        drop(search);
-        let _ = tb_score;
-        result
+        let shared = Shared::default();
+        let Engine {
+            tt,
+            evaluator,
+            heuristics,
+            helpers,
+            syzygy,
+            options,
+        } = self;
+        let (tt, syzygy, options) = (&*tt, syzygy.as_ref(), &*options);
+        // Helpers search to the same depth and node limits, never to a clock: the main
+        // thread decides when the search ends (a node limit counts every thread's nodes).
+        let helper_limits = Limits {
+            depth: limits.depth,
+            nodes: limits.nodes,
+            ..Limits::default()
+        };
+        let multipv = options.multipv;
+        std::thread::scope(|scope| {
+            let mut running = Vec::with_capacity(helpers.len());
+            for (index, helper) in helpers.iter_mut().enumerate() {
+                let (shared, helper_limits, root_moves) = (&shared, &helper_limits, &root_moves);
+                helper.heuristics.clear_killers();
+                let parts = alphabeta::Parts {
+                    tt,
+                    evaluator: &mut helper.evaluator,
+                    heuristics: &mut helper.heuristics,
+                    syzygy,
+                    options,
+                };
+                running.push(scope.spawn(move || {
+                    let mut time = TimeManager::unlimited();
+                    let mut search = alphabeta::Search::new(
+                        parts,
+                        history,
+                        control,
+                        &mut time,
+                        shared,
+                        index + 1,
+                    );
+                    search.root_moves = root_moves.clone();
+                    search.iterate(root, helper_limits, &mut |_| {})
+                }));
+            }
+            let parts = alphabeta::Parts {
+                tt,
+                evaluator,
+                heuristics,
+                syzygy,
+                options,
+            };
+            let mut search = alphabeta::Search::new(parts, history, control, &mut time, &shared, 0);
+            search.tbhits = tbhits;
+            search.root_outcome = tb_score;
+            search.root_moves = root_moves.clone();
+            let mut result = search.iterate(root, limits, report);
+            drop(search);
+            shared.helpers_stop.store(true, Ordering::Relaxed);
+            let finished: Vec<SearchResult> =
+                running.into_iter().filter_map(|h| h.join().ok()).collect();
+            // The main thread decides, from every thread's last completed iteration: a
+            // helper's line replaces its own when it is at least as deep and scores better
+            // (a mate one thread proved is not lost because another thread did not see it).
+            // Not at a root the tables decide, nor with several lines (MultiPV is the main
+            // thread's).
+            if tb_score.is_none() && multipv == 1 && result.best.is_some() {
+                let better = finished
+                    .into_iter()
+                    .filter(|h| h.best.is_some() && h.depth >= result.depth)
+                    .filter(|h| h.score > result.score)
+                    .max_by_key(|h| (h.score, h.depth));
+                if let Some(better) = better {
+                    report(&Info {
+                        depth: better.depth,
+                        seldepth: better.depth.max(0) as usize,
+                        multipv: 1,
+                        score: better.score,
+                        bound: None,
+                        nodes: result.nodes,
+                        millis: time.elapsed().as_millis() as u64,
+                        hashfull: tt.hashfull(),
+                        tbhits,
+                        pv: better.pv.clone(),
+                    });
+                    result = SearchResult {
+                        nodes: result.nodes,
+                        ..better
+                    };
+                }
+            }
+            result
+        })
     }
 }
 

@@ -2,6 +2,8 @@
 //! by depth and age, mate scores stored relative to the node so they stay right at any
 //! ply they are read back at.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use crate::movegen::Move;
 
 use super::score::{MATE_BOUND, MAX_PLY};
@@ -27,29 +29,80 @@ pub struct Hit {
     pub bound: Bound,
 }
 
-#[derive(Clone, Copy, Default)]
+/// One entry: two words, `data` and `key ^ data`. Threads read and write entries without
+/// locks (Lazy SMP), so a reader may see one word of one write and the other of another;
+/// such a torn entry fails the key check (the XOR no longer gives the key) and is not used.
+/// The full 64-bit key is checked, so a false hit also needs a 64-bit collision.
+#[derive(Default)]
 #[repr(C)]
 struct Entry {
-    /// The upper 32 bits of the key: the lower bits chose the bucket.
-    check: u32,
+    key_xor_data: AtomicU64,
+    data: AtomicU64,
+}
+
+/// What an entry holds, packed into its data word.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
+struct Data {
     mv: Move,
     score: i16,
     eval: i16,
     depth: u8,
     /// Bound in bits 0-1 (0 = empty), age in bits 2-7.
     bound_age: u8,
-    _pad: [u8; 4],
+}
+
+impl Data {
+    fn pack(self) -> u64 {
+        u64::from(self.mv.bits())
+            | u64::from(self.score as u16) << 16
+            | u64::from(self.eval as u16) << 32
+            | u64::from(self.depth) << 48
+            | u64::from(self.bound_age) << 56
+    }
+
+    fn unpack(word: u64) -> Data {
+        Data {
+            mv: Move::from_bits(word as u16),
+            score: (word >> 16) as u16 as i16,
+            eval: (word >> 32) as u16 as i16,
+            depth: (word >> 48) as u8,
+            bound_age: (word >> 56) as u8,
+        }
+    }
+
+    fn is_empty(self) -> bool {
+        self.bound_age & 3 == 0
+    }
+}
+
+impl Entry {
+    /// The entry's key and data as one consistent pair (a torn pair gives a key that matches
+    /// no probe).
+    #[inline(always)]
+    fn load(&self) -> (u64, Data) {
+        let data = self.data.load(Ordering::Relaxed);
+        let key = self.key_xor_data.load(Ordering::Relaxed) ^ data;
+        (key, Data::unpack(data))
+    }
+
+    #[inline(always)]
+    fn save(&self, key: u64, data: Data) {
+        let word = data.pack();
+        self.key_xor_data.store(key ^ word, Ordering::Relaxed);
+        self.data.store(word, Ordering::Relaxed);
+    }
 }
 
 const BUCKET: usize = 4;
 const AGE_MASK: u8 = 0xfc;
 const AGE_STEP: u8 = 4;
 
-#[derive(Clone, Copy, Default)]
+#[derive(Default)]
 #[repr(C, align(64))]
 struct Bucket([Entry; BUCKET]);
 
-/// A table of a power-of-two number of buckets that fits in the megabytes asked for.
+/// A table of a power-of-two number of buckets that fits in the megabytes asked for; probed
+/// and written through `&self` by every search thread at once.
 pub struct TranspositionTable {
     buckets: Vec<Bucket>,
     age: u8,
@@ -71,13 +124,15 @@ impl TranspositionTable {
         let count = 1usize << (usize::BITS - 1 - count.leading_zeros());
         let mut buckets = Vec::new();
         buckets.try_reserve_exact(count).ok()?;
-        buckets.resize(count, Bucket::default());
+        buckets.resize_with(count, Bucket::default);
         Some(TranspositionTable { buckets, age: 0 })
     }
 
     /// Forgets every entry.
     pub fn clear(&mut self) {
-        self.buckets.fill(Bucket::default());
+        for bucket in &mut self.buckets {
+            *bucket = Bucket::default();
+        }
         self.age = 0;
     }
 
@@ -87,8 +142,8 @@ impl TranspositionTable {
     }
 
     #[inline(always)]
-    fn bucket(&self, key: u64) -> usize {
-        (key as usize) & (self.buckets.len() - 1)
+    fn bucket(&self, key: u64) -> &Bucket {
+        &self.buckets[(key as usize) & (self.buckets.len() - 1)]
     }
 
     /// Hints the CPU to load the bucket of `key` (called right after a move is made).
@@ -96,7 +151,7 @@ impl TranspositionTable {
     pub fn prefetch(&self, key: u64) {
         #[cfg(target_arch = "x86_64")]
         {
-            let pointer = &self.buckets[self.bucket(key)] as *const Bucket as *const i8;
+            let pointer = self.bucket(key) as *const Bucket as *const i8;
             // SAFETY: a prefetch is only a hint; the pointer is to a live bucket.
             unsafe {
                 std::arch::x86_64::_mm_prefetch(pointer, std::arch::x86_64::_MM_HINT_T0);
@@ -109,13 +164,9 @@ impl TranspositionTable {
     /// The entry for `key`, its score made relative to the root at `ply`.
     #[inline]
     pub fn probe(&self, key: u64, ply: usize) -> Option<Hit> {
-        let check = (key >> 32) as u32;
-        let bucket = &self.buckets[self.bucket(key)];
-        bucket
-            .0
-            .iter()
-            .find(|e| e.check == check && e.bound_age & 3 != 0)
-            .map(|e| Hit {
+        self.bucket(key).0.iter().find_map(|entry| {
+            let (stored, e) = entry.load();
+            (stored == key && !e.is_empty()).then(|| Hit {
                 mv: e.mv,
                 score: score_from_tt(e.score as i32, ply),
                 eval: e.eval as i32,
@@ -126,6 +177,7 @@ impl TranspositionTable {
                     _ => Bound::Exact,
                 },
             })
+        })
     }
 
     /// Stores a result. An entry of the same position keeps its move when the new result has
@@ -134,7 +186,7 @@ impl TranspositionTable {
     #[allow(clippy::too_many_arguments)]
     #[inline]
     pub fn store(
-        &mut self,
+        &self,
         key: u64,
         ply: usize,
         mv: Move,
@@ -143,46 +195,43 @@ impl TranspositionTable {
         depth: i32,
         bound: Bound,
     ) {
-        let check = (key >> 32) as u32;
         let age = self.age;
-        let index = self.bucket(key);
-        let bucket = &mut self.buckets[index].0;
-        let worth = |e: &Entry| {
+        let bucket = &self.bucket(key).0;
+        let loaded: [(u64, Data); BUCKET] = std::array::from_fn(|i| bucket[i].load());
+        let worth = |e: &Data| {
             let age_distance = (age.wrapping_sub(e.bound_age & AGE_MASK) & AGE_MASK) / AGE_STEP;
             e.depth as i32 - 8 * age_distance as i32
         };
-        let slot = match bucket.iter().position(|e| e.check == check) {
+        let slot = match loaded
+            .iter()
+            .position(|(stored, e)| *stored == key && !e.is_empty())
+        {
             Some(same) => same,
             None => (0..BUCKET)
                 .min_by_key(|&i| {
-                    if bucket[i].bound_age & 3 == 0 {
+                    if loaded[i].1.is_empty() {
                         i32::MIN
                     } else {
-                        worth(&bucket[i])
+                        worth(&loaded[i].1)
                     }
                 })
                 .unwrap_or(0),
         };
-        let entry = &mut bucket[slot];
-        let same = entry.check == check && entry.bound_age & 3 != 0;
+        let (stored, old) = loaded[slot];
+        let same = stored == key && !old.is_empty();
         // A shallower non-exact result does not overwrite a deeper one of the same position.
-        if same && bound != Bound::Exact && depth + 3 < entry.depth as i32 {
+        if same && bound != Bound::Exact && depth + 3 < old.depth as i32 {
             return;
         }
-        let mv = if mv == Move::NULL && same {
-            entry.mv
-        } else {
-            mv
-        };
-        *entry = Entry {
-            check,
+        let mv = if mv == Move::NULL && same { old.mv } else { mv };
+        let data = Data {
             mv,
             score: score_to_tt(score, ply) as i16,
             eval: eval.clamp(i16::MIN as i32, i16::MAX as i32) as i16,
             depth: depth.clamp(0, 255) as u8,
             bound_age: age | bound as u8,
-            _pad: [0; 4],
         };
+        bucket[slot].save(key, data);
     }
 
     /// Per mille of the first thousand entries filled in this search, as UCI's `hashfull`.
@@ -192,7 +241,8 @@ impl TranspositionTable {
         let mut used = 0u32;
         for entry in sample {
             seen += 1;
-            if entry.bound_age & 3 != 0 && entry.bound_age & AGE_MASK == self.age {
+            let (_, e) = entry.load();
+            if !e.is_empty() && e.bound_age & AGE_MASK == self.age {
                 used += 1;
             }
         }
@@ -229,7 +279,7 @@ mod tests {
 
     #[test]
     fn mate_scores_are_stored_relative_to_the_node() {
-        let mut tt = TranspositionTable::new(1);
+        let tt = TranspositionTable::new(1);
         // Mated 5 plies from the root, stored at ply 3: 2 plies below that node.
         tt.store(42, 3, Move::NULL, mated_in(5), 0, 4, Bound::Exact);
         // Read at ply 7 (another path to the same node): mated 9 plies from that root.
@@ -239,7 +289,7 @@ mod tests {
 
     #[test]
     fn deeper_entries_survive_a_full_bucket_of_shallow_ones() {
-        let mut tt = TranspositionTable::new(1);
+        let tt = TranspositionTable::new(1);
         // Keys whose low bits are zero all go to bucket 0.
         tt.store(1 << 32, 0, Move::NULL, 10, 0, 20, Bound::Exact);
         for i in 2..=5u64 {
@@ -275,5 +325,65 @@ mod tests {
         assert!(tt.hashfull() > 900);
         tt.new_search();
         assert_eq!(tt.hashfull(), 0);
+    }
+
+    #[test]
+    fn data_words_round_trip() {
+        let data = Data {
+            mv: Move::from_bits(0xbeef),
+            score: -31_000,
+            eval: 1234,
+            depth: 200,
+            bound_age: 0xfe,
+        };
+        assert_eq!(Data::unpack(data.pack()), data);
+    }
+
+    #[test]
+    fn a_torn_entry_is_never_a_hit() {
+        let tt = TranspositionTable::new(1);
+        tt.store(7 << 32, 0, Move::from_bits(77), 50, 0, 9, Bound::Exact);
+        tt.store(9 << 32, 0, Move::from_bits(99), -50, 0, 9, Bound::Exact);
+        // Tear them: the data word of one with the key word of the other.
+        let bucket = &tt.bucket(0).0;
+        let slot_7 = bucket.iter().position(|e| e.load().0 == 7 << 32).unwrap();
+        let slot_9 = bucket.iter().position(|e| e.load().0 == 9 << 32).unwrap();
+        let data_9 = bucket[slot_9].data.load(Ordering::Relaxed);
+        bucket[slot_7].data.store(data_9, Ordering::Relaxed);
+        assert!(tt.probe(7 << 32, 0).is_none());
+        assert!(tt.probe(9 << 32, 0).is_some_and(|h| h.score == -50));
+    }
+
+    #[test]
+    fn threads_writing_one_bucket_never_read_a_mixed_entry() {
+        // Every writer stores, for its key, a score derived from the key; a reader that ever
+        // got a hit whose score belongs to another key would have read a torn entry.
+        let tt = TranspositionTable::new(1);
+        let keys: Vec<u64> = (1..=16u64).map(|i| i << 40).collect();
+        let score_of = |key: u64| (key >> 40) as i32 * 10;
+        std::thread::scope(|scope| {
+            for t in 0..4 {
+                let (tt, keys) = (&tt, &keys);
+                scope.spawn(move || {
+                    for round in 0..20_000i32 {
+                        let key = keys[(round as usize * 7 + t) % keys.len()];
+                        tt.store(
+                            key,
+                            0,
+                            Move::NULL,
+                            score_of(key),
+                            0,
+                            round % 20,
+                            Bound::Exact,
+                        );
+                        for &probe in keys {
+                            if let Some(hit) = tt.probe(probe, 0) {
+                                assert_eq!(hit.score, score_of(probe));
+                            }
+                        }
+                    }
+                });
+            }
+        });
     }
 }
