@@ -92,6 +92,7 @@ fn pipeline(c: &mut Criterion) {
         breakdown: false,
         with_index: false,
         stm_pov: false,
+        wdl: false,
     };
     let masks = MaskTable {
         db: &db,
@@ -111,6 +112,7 @@ fn pipeline(c: &mut Criterion) {
                 breakdown: false,
                 with_index: false,
                 stm_pov: false,
+                wdl: false,
             };
             let columns = scores.columns();
             group.bench_function(BenchmarkId::new(format!("eval_{name}"), threads), |b| {

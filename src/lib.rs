@@ -22,6 +22,7 @@ pub mod table;
 pub mod training;
 pub mod tune;
 pub mod uci;
+pub mod wdl;
 pub mod workers;
 pub mod zobrist;
 

@@ -12,7 +12,8 @@ use std::thread::JoinHandle;
 use crate::eval::{self, Prepared, Weights, terms::Term};
 use crate::movegen::{Board, Move, MoveList, legal_moves};
 use crate::perft;
-use crate::search::{Control, Engine, Info, Limits, SearchResult, Syzygy, score};
+use crate::search::{Control, Engine, Info, Limits, MAX_THREADS, SearchResult, Syzygy, score};
+use crate::wdl;
 
 const NAME: &str = concat!("pawnstorm ", env!("CARGO_PKG_VERSION"));
 const AUTHOR: &str = "the pawnstorm developers";
@@ -57,6 +58,8 @@ struct Uci {
     history: Vec<u64>,
     hash_mb: usize,
     chess960: bool,
+    /// `UCI_ShowWDL`: `info` lines carry `wdl W D L`.
+    show_wdl: bool,
 }
 
 impl Uci {
@@ -69,6 +72,7 @@ impl Uci {
             history: Vec::new(),
             hash_mb: DEFAULT_HASH_MB,
             chess960: false,
+            show_wdl: false,
         }
     }
 
@@ -114,7 +118,9 @@ impl Uci {
         say(&format!(
             "option name Hash type spin default {DEFAULT_HASH_MB} min 1 max {MAX_HASH_MB}"
         ));
-        say("option name Threads type spin default 1 min 1 max 1");
+        say(&format!(
+            "option name Threads type spin default 1 min 1 max {MAX_THREADS}"
+        ));
         say("option name Clear Hash type button");
         say(&format!(
             "option name Move Overhead type spin default 30 min 0 max {MAX_MOVE_OVERHEAD}"
@@ -126,6 +132,7 @@ impl Uci {
         say("option name Weights type string default <empty>");
         say("option name Ponder type check default false");
         say("option name UCI_Chess960 type check default false");
+        say("option name UCI_ShowWDL type check default false");
         say("uciok");
     }
 
@@ -180,6 +187,7 @@ impl Uci {
         }
         self.finish_search(false);
         let chess960 = &mut self.chess960;
+        let show_wdl = &mut self.show_wdl;
         let hash_mb = &mut self.hash_mb;
         let Some(engine) = self.engine.as_mut() else {
             return;
@@ -207,7 +215,9 @@ impl Uci {
                 }
             }
             "threads" => {
-                number(1, 1);
+                if let Some(n) = number(MAX_THREADS as u64, 1) {
+                    engine.set_threads(n as usize);
+                }
             }
             "clear hash" => engine.clear(),
             "move overhead" => {
@@ -252,6 +262,7 @@ impl Uci {
             }
             "ponder" => {}
             "uci_chess960" => *chess960 = value.eq_ignore_ascii_case("true"),
+            "uci_showwdl" => *show_wdl = value.eq_ignore_ascii_case("true"),
             _ => complain(&format!("setoption: unknown option {name:?}")),
         }
     }
@@ -327,6 +338,7 @@ impl Uci {
         let board = self.board.clone();
         let history = self.history.clone();
         let chess960 = self.chess960 || board.has_chess960_castling();
+        let wdl_material = self.show_wdl.then(|| wdl::material_of(board.position()));
         let spawned = std::thread::Builder::new()
             .name("search".into())
             // The search recurses up to MAX_PLY with a move list on each frame.
@@ -338,7 +350,7 @@ impl Uci {
                     &search_moves,
                     &limits,
                     &control,
-                    &mut |info| say(&info_line(info, chess960)),
+                    &mut |info| say(&info_line(info, chess960, wdl_material)),
                 );
                 control.done.store(true, Ordering::Release);
                 say(&bestmove_line(&result, chess960));
@@ -484,15 +496,21 @@ fn parse_go(args: &[&str], board: &Board, chess960: bool) -> Option<(Limits, Vec
 }
 
 /// `info depth ... pv ...` as UCI defines it.
-pub fn info_line(info: &Info, chess960: bool) -> String {
+/// An `info` line; with `wdl_material` (the root's material, as [`wdl::material_of`]
+/// counts it) the score's win/draw/loss per mille too, after the score as Stockfish puts it.
+pub fn info_line(info: &Info, chess960: bool, wdl_material: Option<u32>) -> String {
     let nps = info.nodes * 1000 / info.millis.max(1);
     let bound = match info.bound {
         Some(true) => " lowerbound",
         Some(false) => " upperbound",
         None => "",
     };
+    let wdl = wdl_material.map_or(String::new(), |material| {
+        let w = wdl::wdl(info.score, material);
+        format!(" wdl {} {} {}", w.win, w.draw, w.loss)
+    });
     let mut line = format!(
-        "info depth {} seldepth {} multipv {} score {}{bound} nodes {} nps {nps} hashfull {} tbhits {} time {}",
+        "info depth {} seldepth {} multipv {} score {}{wdl}{bound} nodes {} nps {nps} hashfull {} tbhits {} time {}",
         info.depth,
         info.seldepth,
         info.multipv,

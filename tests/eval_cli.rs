@@ -149,6 +149,65 @@ fn scores_equal_the_library_in_every_form() {
     assert_eq!(counted, 300, "{histogram}");
 }
 
+/// CSV rows of `index,score,win,draw,loss` after checking the header.
+fn csv_wdl_rows(path: &Path) -> Vec<[i32; 4]> {
+    let text = std::fs::read_to_string(path).expect("csv written");
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("index,score,win,draw,loss"));
+    lines
+        .map(|line| {
+            let values: Vec<i32> = line
+                .split(',')
+                .skip(1)
+                .map(|v| v.parse().unwrap())
+                .collect();
+            values.try_into().expect("four values")
+        })
+        .collect()
+}
+
+#[test]
+fn wdl_columns_follow_the_model_from_the_scores_point_of_view() {
+    let input = fixture("epd/wac.epd");
+    let positions: Vec<_> = std::fs::read_to_string(&input)
+        .unwrap()
+        .lines()
+        .filter_map(|l| parse_line(l).unwrap().map(|r| r.position))
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let white = dir.path().join("white.csv");
+    let stm = dir.path().join("stm.csv");
+    run(&["eval", &input, "-o", white.to_str().unwrap(), "--wdl"]);
+    run(&[
+        "eval",
+        &input,
+        "-o",
+        stm.to_str().unwrap(),
+        "--wdl",
+        "--pov",
+        "stm",
+    ]);
+    let (white, stm) = (csv_wdl_rows(&white), csv_wdl_rows(&stm));
+    assert_eq!(white.len(), positions.len());
+    for ((position, w), s) in positions.iter().zip(&white).zip(&stm) {
+        let black = position.side_to_move() == pawnstorm::Color::Black;
+        let material = pawnstorm::wdl::material_of(position);
+        let expected = pawnstorm::wdl::wdl(s[0], material);
+        assert_eq!(
+            &s[1..],
+            &[expected.win, expected.draw, expected.loss].map(|v| v as i32)
+        );
+        // White's view: the same outcome, seen from the other side when Black is to move.
+        let seen = if black { expected.flipped() } else { expected };
+        assert_eq!(&w[1..], &[seen.win, seen.draw, seen.loss].map(|v| v as i32));
+        assert_eq!(w[0], if black { -s[0] } else { s[0] });
+    }
+    // The columns carry information: both winning and losing rows occur.
+    assert!(white.iter().any(|r| r[1] > 600) && white.iter().any(|r| r[3] > 600));
+    // --wdl needs a table to go into.
+    fails(&["eval", &input, "--wdl"]);
+}
+
 #[test]
 fn terms_columns_add_up_and_name_every_term() {
     let input = fixture("epd/sts.epd");

@@ -127,6 +127,8 @@ fn handshake_lists_the_options() {
         "option name SyzygyPath type string",
         "option name MultiPV type spin default 1",
         "option name Weights type string",
+        "option name UCI_ShowWDL type check default false",
+        "option name Threads type spin default 1 min 1 max 256",
     ] {
         assert!(lines.iter().any(|l| l.starts_with(option)), "{option}");
     }
@@ -237,6 +239,74 @@ fn search_waits_for(go: &str, moves: &[&str], release: &str) {
 #[test]
 fn infinite_searches_until_stop() {
     search_waits_for("go infinite", &[], "stop");
+}
+
+#[test]
+fn threads_search_until_stop_and_stop_at_once() {
+    let mut engine = Engine::start(&[]);
+    engine.send("setoption name Threads value 4");
+    engine.ready();
+    let mut waits = Vec::new();
+    for _ in 0..5 {
+        engine.send("position startpos");
+        engine.send("go infinite");
+        std::thread::sleep(Duration::from_millis(200));
+        let asked = Instant::now();
+        engine.send("stop");
+        let lines = engine.until("bestmove");
+        waits.push(asked.elapsed());
+        assert!(legal(None, &[]).contains(&bestmove(&lines)));
+        // `info` comes from the main thread only: depths in order, one line each, but for a
+        // last line repeating the final depth when a helper's line was better.
+        let depths: Vec<i32> = lines
+            .iter()
+            .filter(|l| l.starts_with("info depth"))
+            .map(|l| field(l, "depth").parse().unwrap())
+            .collect();
+        let body = &depths[..depths.len().saturating_sub(1)];
+        assert!(body.windows(2).all(|w| w[0] < w[1]), "{lines:?}");
+        assert!(depths.windows(2).all(|w| w[0] <= w[1]), "{lines:?}");
+    }
+    waits.sort();
+    // The bound on the median (pipes and a loaded machine add to the others).
+    assert!(waits[2] < Duration::from_millis(50), "{waits:?}");
+    assert!(waits[4] < Duration::from_millis(1000), "{waits:?}");
+    engine.quit();
+}
+
+#[test]
+fn show_wdl_adds_win_draw_loss_to_every_score() {
+    let mut engine = Engine::start(&[]);
+    // White is a rook up: a win for the side to move, with the model's numbers.
+    engine.send("position fen 4k3/pppp4/8/8/8/8/PPPP4/R3K3 w - - 0 1");
+    engine.send("go depth 4");
+    let plain = engine.until("bestmove");
+    assert!(plain.iter().all(|l| !l.contains(" wdl ")), "{plain:?}");
+    engine.send("setoption name UCI_ShowWDL value true");
+    engine.send("go depth 4");
+    let lines = engine.until("bestmove");
+    let scored: Vec<&String> = lines.iter().filter(|l| l.contains(" score ")).collect();
+    assert!(!scored.is_empty());
+    for line in scored {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let at = words
+            .iter()
+            .position(|w| *w == "wdl")
+            .expect("wdl after the score");
+        // As Stockfish: `score cp N wdl W D L`.
+        assert_eq!(words[at - 3], "score", "{line}");
+        let wdl: Vec<u32> = words[at + 1..at + 4]
+            .iter()
+            .map(|w| w.parse().unwrap())
+            .collect();
+        assert_eq!(wdl.iter().sum::<u32>(), 1000, "{line}");
+        let cp: i32 = words[at - 1].parse().unwrap();
+        let material = 4 + 4 + 5;
+        let expected = pawnstorm::wdl::wdl(cp, material);
+        assert_eq!(wdl, [expected.win, expected.draw, expected.loss], "{line}");
+        assert!(expected.win > 500, "{line}");
+    }
+    engine.quit();
 }
 
 #[test]

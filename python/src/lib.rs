@@ -420,6 +420,7 @@ impl NativeDatabase {
             // As the CLI's .npy: the breakdown names its positions, the scores do not.
             with_index: terms,
             stm_pov,
+            wdl: false,
         }
     }
 

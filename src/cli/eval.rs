@@ -35,6 +35,9 @@ pub struct Args {
     /// Point of view of the scores
     #[arg(long, value_enum, default_value_t = Pov::White)]
     pov: Pov,
+    /// Add win, draw and loss columns (per mille, same point of view) from the WDL model
+    #[arg(long, requires = "output")]
+    wdl: bool,
     /// Worker threads (default: one per core)
     #[arg(long)]
     threads: Option<usize>,
@@ -86,6 +89,7 @@ pub fn run(args: Args, global: Global) -> Result<()> {
                         .extension()
                         .is_some_and(|e| e.eq_ignore_ascii_case("csv")),
                 stm_pov,
+                wdl: args.wdl,
             };
             let table = TableWriter::create(output, &source.columns(), count)?;
             pool.install(|| table.fill(&source, db.block_size(), |rows| bar.inc(rows as u64)))?;

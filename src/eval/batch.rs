@@ -300,6 +300,9 @@ pub struct ScoreTable<'a> {
     pub with_index: bool,
     /// Scores from the side to move's point of view rather than White's.
     pub stm_pov: bool,
+    /// Add `win`, `draw` and `loss` columns (per mille, from the scores' point of view) by
+    /// the WDL model of [`crate::wdl`].
+    pub wdl: bool,
 }
 
 impl ScoreTable<'_> {
@@ -314,12 +317,43 @@ impl ScoreTable<'_> {
         } else {
             columns.push(("score".to_string(), ColumnType::I32));
         }
+        if self.wdl {
+            for name in ["win", "draw", "loss"] {
+                columns.push((name.to_string(), ColumnType::I32));
+            }
+        }
         columns
     }
 
-    /// Values a position.
+    /// Values a position: the score or breakdown, then the WDL columns.
     fn width(&self) -> usize {
+        self.score_width() + if self.wdl { 3 } else { 0 }
+    }
+
+    fn score_width(&self) -> usize {
         if self.breakdown { BREAKDOWN_WIDTH } else { 1 }
+    }
+}
+
+/// Fills the last three values of each row with the WDL of its score (the row's first
+/// value), from the side the score is from: the side to move's with `stm_pov`, else White's.
+fn fill_wdl(block: &Block<'_>, values: &mut [i32], width: usize, stm_pov: bool) {
+    for (row, values) in values.chunks_exact_mut(width).enumerate().take(block.len) {
+        let count = |bitboards: &[crate::Bitboard]| bitboards[row].count();
+        let material = crate::wdl::material(
+            count(block.pieces[0]),
+            count(block.pieces[1]),
+            count(block.pieces[2]),
+            count(block.pieces[3]),
+            count(block.pieces[4]),
+        );
+        // Turned to the side to move for the model, and back.
+        let turn = block.side_to_move[row] != 0 && !stm_pov;
+        let stm = crate::wdl::wdl(if turn { -values[0] } else { values[0] }, material);
+        let shown = if turn { stm.flipped() } else { stm };
+        values[width - 3] = shown.win as i32;
+        values[width - 2] = shown.draw as i32;
+        values[width - 1] = shown.loss as i32;
     }
 }
 
@@ -335,13 +369,27 @@ impl TableSource for ScoreTable<'_> {
     fn compute(&self, (out, first): &mut Self::Scratch, piece: usize) -> anyhow::Result<usize> {
         let block = self.db.block(piece)?;
         let n = self.db.block_size();
-        if !self.breakdown {
-            rows_scores(self.path, self.prepared, &block, 0..n, out);
+        let (width, score_width) = (self.width(), self.score_width());
+        let scores = |out: &mut [i32]| {
+            if !self.breakdown {
+                rows_scores(self.path, self.prepared, &block, 0..n, out);
+            } else {
+                rows_breakdown(self.path, self.prepared, &block, 0..n, out);
+            }
+            if self.stm_pov {
+                turn_for_black(&block, out, score_width);
+            }
+        };
+        if width == score_width {
+            scores(out);
         } else {
-            rows_breakdown(self.path, self.prepared, &block, 0..n, out);
-        }
-        if self.stm_pov {
-            turn_for_black(&block, out, self.width());
+            // The kernels write packed rows; spread them out to leave room for the WDL.
+            let mut packed = vec![0; score_width * n];
+            scores(&mut packed);
+            for (row, values) in packed.chunks_exact(score_width).enumerate() {
+                out[row * width..row * width + score_width].copy_from_slice(values);
+            }
+            fill_wdl(&block, out, width, self.stm_pov);
         }
         *first = (piece * n) as u64;
         Ok(block.len)
