@@ -1,9 +1,10 @@
 //! `pawnstorm bench [DEPTH]`: the search's signature (total nodes over a fixed position set,
-//! fresh tables for each), its speed and the pawn hash table's hit rate.
+//! fresh tables for each), its speed and the pawn hash table's hit rate; `bench --suite
+//! FILE --nodes N`: how many positions of an EPD test suite the search solves.
 
 use std::io::Write;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::Parser;
 use pawnstorm::search::bench;
 
@@ -14,9 +15,18 @@ pub struct Args {
     /// Search depth for every position
     #[arg(default_value_t = bench::DEFAULT_DEPTH, value_parser = clap::value_parser!(i32).range(1..=64))]
     depth: i32,
+    /// Count the positions of this EPD suite (`bm`/`am` in SAN) solved instead
+    #[arg(long, value_name = "FILE")]
+    suite: Option<std::path::PathBuf>,
+    /// With --suite: nodes searched per position (one thread, fresh tables each)
+    #[arg(long, default_value_t = 100_000, requires = "suite")]
+    nodes: u64,
 }
 
 pub fn run(args: Args) -> Result<()> {
+    if let Some(path) = &args.suite {
+        return run_suite(path, args.nodes);
+    }
     let result = bench::run(args.depth, |i, nodes| {
         eprintln!(
             "position {:>2}/{}: {nodes} nodes",
@@ -36,6 +46,30 @@ pub fn run(args: Args) -> Result<()> {
     )?;
     // The signature line last, as Stockfish prints it.
     writeln!(out, "Nodes searched: {}", result.nodes)?;
+    out.flush()?;
+    Ok(())
+}
+
+fn run_suite(path: &std::path::Path, nodes: u64) -> Result<()> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let positions =
+        bench::read_suite(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let mut out = stdout();
+    let result = bench::run_suite(&positions, nodes, |position, found, solved| {
+        let found = found.map_or("none".to_string(), |mv| mv.uci(false).to_string());
+        let mark = if solved { "solved" } else { "missed" };
+        eprintln!("{mark} {} (found {found})", position.id);
+    });
+    writeln!(
+        out,
+        "{}: solved {}/{} at {nodes} nodes, {:.2} s, {:.0} nodes/s",
+        path.display(),
+        result.solved,
+        result.positions,
+        result.seconds,
+        result.nodes as f64 / result.seconds.max(1e-9)
+    )?;
     out.flush()?;
     Ok(())
 }

@@ -5,8 +5,9 @@
 use std::time::Instant;
 
 use super::{Control, Engine, Limits};
+use crate::epd::parse_epd;
 use crate::fen::FenError;
-use crate::movegen::Board;
+use crate::movegen::{Board, Move};
 
 /// The depth `bench` searches to by default.
 pub const DEFAULT_DEPTH: i32 = 10;
@@ -109,4 +110,111 @@ pub fn run(depth: i32, mut each: impl FnMut(usize, u64)) -> Result<BenchResult, 
         pawn_probes,
         pawn_hits,
     })
+}
+
+/// A test-suite position: the board, the moves that solve it (`bm`) or fail it (`am`),
+/// and its `id`.
+#[derive(Clone, Debug)]
+pub struct SuitePosition {
+    pub board: Board,
+    pub best: Vec<Move>,
+    pub avoid: Vec<Move>,
+    pub id: String,
+}
+
+/// What a suite run found.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SuiteResult {
+    pub positions: usize,
+    pub solved: usize,
+    pub nodes: u64,
+    pub seconds: f64,
+}
+
+/// Reads an EPD suite: every line with a `bm` or `am` operation (SAN, as the suites write
+/// them). Errors name the line.
+pub fn read_suite(text: &str) -> Result<Vec<SuitePosition>, String> {
+    let mut positions = Vec::new();
+    for (number, line) in text.lines().enumerate() {
+        let number = number + 1;
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let epd = parse_epd(line).map_err(|e| format!("line {number}: {e}: {line}"))?;
+        let board = Board::new(epd.position.clone());
+        let moves = |opcode: &str| -> Result<Vec<Move>, String> {
+            epd.operation(opcode)
+                .unwrap_or_default()
+                .iter()
+                .flat_map(|operand| operand.split_whitespace())
+                .map(|san| {
+                    san_to_move(&board, san)
+                        .map_err(|e| format!("line {number}: {opcode} {san}: {e}: {line}"))
+                })
+                .collect()
+        };
+        let (best, avoid) = (moves("bm")?, moves("am")?);
+        if best.is_empty() && avoid.is_empty() {
+            continue;
+        }
+        let id = epd
+            .operation("id")
+            .and_then(|ops| ops.first().cloned())
+            .unwrap_or_else(|| format!("line {number}"));
+        positions.push(SuitePosition {
+            board,
+            best,
+            avoid,
+            id,
+        });
+    }
+    Ok(positions)
+}
+
+/// A SAN move (`Nxe5`, `O-O`, `f7+`) in `board`, through shakmaty's SAN reader.
+fn san_to_move(board: &Board, san: &str) -> Result<Move, String> {
+    let fen: shakmaty::fen::Fen = board.to_fen().parse().map_err(|e| format!("{e}"))?;
+    let position: shakmaty::Chess = fen
+        .into_position(shakmaty::CastlingMode::Standard)
+        .map_err(|e| format!("{e}"))?;
+    let san: shakmaty::san::SanPlus = san.parse().map_err(|e| format!("{e}"))?;
+    let mv = san.san.to_move(&position).map_err(|e| format!("{e}"))?;
+    let uci = mv.to_uci(shakmaty::CastlingMode::Standard).to_string();
+    Move::from_uci(&uci, board, false).map_err(|e| e.to_string())
+}
+
+/// Searches every suite position to `nodes` nodes on one thread with fresh tables (so the
+/// count depends on nothing but the code), calling `each` with each position and whether
+/// the move found solves it: one of `bm`, none of `am`.
+pub fn run_suite(
+    positions: &[SuitePosition],
+    nodes: u64,
+    mut each: impl FnMut(&SuitePosition, Option<Move>, bool),
+) -> SuiteResult {
+    let mut engine = Engine::new(HASH_MB);
+    let control = Control::default();
+    let limits = Limits {
+        nodes: Some(nodes),
+        ..Limits::default()
+    };
+    let start = Instant::now();
+    let (mut solved, mut total_nodes) = (0, 0);
+    for position in positions {
+        engine.clear();
+        let result = engine.search(&position.board, &[], &[], &limits, &control, &mut |_| {});
+        total_nodes += result.nodes;
+        let ok = result.best.is_some_and(|mv| {
+            (position.best.is_empty() || position.best.contains(&mv))
+                && !position.avoid.contains(&mv)
+        });
+        solved += ok as usize;
+        each(position, result.best, ok);
+    }
+    SuiteResult {
+        positions: positions.len(),
+        solved,
+        nodes: total_nodes,
+        seconds: start.elapsed().as_secs_f64(),
+    }
 }
