@@ -309,6 +309,78 @@ fn show_wdl_adds_win_draw_loss_to_every_score() {
     engine.quit();
 }
 
+/// Milliseconds from sending `go ...` (after `position`) to `bestmove`.
+fn time_to_move(engine: &mut Engine, go: &str) -> u128 {
+    engine.send("position startpos moves e2e4 e7e5 g1f3");
+    engine.ready();
+    let asked = Instant::now();
+    engine.send(go);
+    let lines = engine.until("bestmove");
+    let spent = asked.elapsed().as_millis();
+    assert!(legal(None, &["e2e4", "e7e5", "g1f3"]).contains(&bestmove(&lines)));
+    spent
+}
+
+/// The clock: `bestmove` comes before the clock allows less `Move Overhead` (30 ms by
+/// default; the time measured here includes the pipes and, on a loaded machine, waits for
+/// a core, so the bound is what the clock allows, not a speed), and not at once when time
+/// is plenty. Black is to move.
+#[test]
+fn moves_come_within_the_clock() {
+    let mut engine = Engine::start(&[]);
+    let overhead = 30;
+    // (go, the most the clock allows less the overhead, the least a sensible engine spends)
+    let cases: [(&str, u128, u128); 8] = [
+        ("go wtime 1000 btime 1000", 1000 - overhead, 5),
+        ("go wtime 100 btime 100", 100 - overhead, 0),
+        ("go wtime 1000 btime 1000 movestogo 1", 1000 - overhead, 100),
+        (
+            "go wtime 10000 btime 10000 movestogo 40",
+            10000 - overhead,
+            20,
+        ),
+        // Increment only: the clock holds about one increment, which is to be spent...
+        (
+            "go wtime 1000 btime 1000 winc 1000 binc 1000",
+            1000 - overhead,
+            100,
+        ),
+        // ... but the increment comes after the move: 60 ms left is all there is.
+        (
+            "go wtime 60000 btime 60 winc 1000 binc 1000",
+            60 - overhead,
+            0,
+        ),
+        ("go movetime 100", 100 + 100, 50),
+        (
+            "go wtime 3000 btime 3000 winc 50 binc 50",
+            3000 - overhead,
+            10,
+        ),
+    ];
+    for (go, most, least) in cases {
+        let spent = time_to_move(&mut engine, go);
+        assert!(spent <= most, "{go}: {spent} ms > {most} ms");
+        assert!(spent >= least, "{go}: {spent} ms: moved at once");
+    }
+    engine.quit();
+}
+
+#[test]
+fn after_ponderhit_the_clock_runs_from_then() {
+    let mut engine = Engine::start(&[]);
+    engine.send("position startpos moves e2e4 e7e5");
+    engine.send("go ponder wtime 1000 btime 1000");
+    std::thread::sleep(Duration::from_millis(300));
+    let hit = Instant::now();
+    engine.send("ponderhit");
+    let lines = engine.until("bestmove");
+    let spent = hit.elapsed().as_millis();
+    assert!(spent <= 970, "{spent} ms after ponderhit");
+    assert!(legal(None, &["e2e4", "e7e5"]).contains(&bestmove(&lines)));
+    engine.quit();
+}
+
 #[test]
 fn ponder_waits_for_ponderhit() {
     search_waits_for("go ponder wtime 2000 btime 2000", &["e2e4"], "ponderhit");
