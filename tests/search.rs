@@ -5,6 +5,7 @@
 mod common;
 
 use common::{fixture, read_fixture};
+use pawnstorm::epd::parse_epd;
 use pawnstorm::movegen::{Board, Move, MoveList, count_legal_moves, legal_moves};
 use pawnstorm::perft::parse_suite;
 use pawnstorm::search::score::{DRAW, TB_WIN_BOUND, mate_in};
@@ -26,6 +27,22 @@ fn board(fen: &str) -> Board {
 
 fn uci_move(board: &Board, text: &str) -> Move {
     Move::from_uci(text, board, false).unwrap_or_else(|e| panic!("{text}: {e}"))
+}
+
+/// The line is `plies` legal moves from `root` and ends in checkmate.
+fn assert_line_mates(root: &Board, line: &[Move], plies: usize, what: &str) {
+    assert_eq!(line.len(), plies, "{what}: {line:?}");
+    let mut position = root.clone();
+    for &mv in line {
+        let mut legal = MoveList::new();
+        legal_moves(&position, &mut legal);
+        assert!(legal.contains(&mv), "{what}: {mv:?} illegal in the pv");
+        position = position.play(mv);
+    }
+    assert!(
+        position.in_check() && count_legal_moves(&position) == 0,
+        "{what}: the pv does not mate"
+    );
 }
 
 /// Shortest mates (checked with Stockfish 15.1 at depth 18) and the moves they start with.
@@ -65,20 +82,8 @@ fn mates_in_one_two_and_three_are_found_with_their_score() {
         let plies = 2 * moves - 1;
         assert_eq!(result.score, mate_in(plies), "{fen}");
         assert_eq!(result.best, Some(uci_move(&root, first)), "{fen}");
-        // The reported line mates.
         let last = infos.last().expect("an info line");
-        assert_eq!(last.pv.len(), plies, "{fen}: {:?}", last.pv);
-        let mut position = root.clone();
-        for &mv in &last.pv {
-            let mut legal = MoveList::new();
-            legal_moves(&position, &mut legal);
-            assert!(legal.contains(&mv), "{fen}: {mv:?} illegal in the pv");
-            position = position.play(mv);
-        }
-        assert!(
-            position.in_check() && count_legal_moves(&position) == 0,
-            "{fen}"
-        );
+        assert_line_mates(&root, &last.pv, plies, fen);
     }
 }
 
@@ -97,39 +102,26 @@ fn short_mates_are_found_at_the_depth_they_need() {
     let mut found = 0;
     let mut missed = Vec::new();
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        let fen = format!("{} 0 1", fields[..4].join(" "));
-        let moves: usize = line
-            .split("dm ")
-            .nth(1)
-            .and_then(|rest| rest.split(';').next())
-            .and_then(|n| n.trim().parse().ok())
-            .unwrap_or_else(|| panic!("no dm in {line}"));
-        let root = board(&fen);
+        let epd = parse_epd(line).unwrap_or_else(|e| panic!("{line}: {e}"));
+        let operand = |opcode: &str| {
+            epd.operation(opcode)
+                .and_then(|operands| operands.first().cloned())
+                .unwrap_or_else(|| panic!("no {opcode} in {line}"))
+        };
+        let moves: usize = operand("dm").parse().expect("dm is a number");
+        let root = Board::new(epd.position.clone());
         let plies = 2 * moves - 1;
         let mut engine = Engine::new(16);
         let (result, infos) = search(&mut engine, &root, &Limits::depth(plies as i32));
         // Never a mate shorter than the shortest there is.
         assert!(result.score <= mate_in(plies), "{line}: {}", result.score);
         if result.score != mate_in(plies) {
-            let id = line.split("id ").nth(1).unwrap_or(line);
-            missed.push(id.trim_matches(|c| c == '"' || c == ';').to_string());
+            missed.push(operand("id"));
             continue;
         }
         found += 1;
         let last = infos.last().expect("an info line");
-        assert_eq!(last.pv.len(), plies, "{line}: {:?}", last.pv);
-        let mut position = root.clone();
-        for &mv in &last.pv {
-            let mut legal = MoveList::new();
-            legal_moves(&position, &mut legal);
-            assert!(legal.contains(&mv), "{line}: {mv:?} illegal in the pv");
-            position = position.play(mv);
-        }
-        assert!(
-            position.in_check() && count_legal_moves(&position) == 0,
-            "{line}: the pv does not mate"
-        );
+        assert_line_mates(&root, &last.pv, plies, line);
     }
     println!("short mates found at their depth: {found}/52; missed {missed:?}");
     assert!(
@@ -166,17 +158,7 @@ fn many_threads_find_the_mates_with_their_score() {
                 "{fen}, {threads} threads"
             );
             let last = infos.last().expect("an info line");
-            let mut position = root.clone();
-            for &mv in &last.pv {
-                let mut legal = MoveList::new();
-                legal_moves(&position, &mut legal);
-                assert!(legal.contains(&mv), "{fen}: {mv:?} illegal in the pv");
-                position = position.play(mv);
-            }
-            assert!(
-                position.in_check() && count_legal_moves(&position) == 0,
-                "{fen}"
-            );
+            assert_line_mates(&root, &last.pv, plies, fen);
         }
     }
 }

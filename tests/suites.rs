@@ -14,52 +14,59 @@ const WAC_FLOOR: usize = 199;
 const ECM_FLOOR: usize = 277;
 const ARASAN_FLOOR: usize = 8;
 
-fn solved(file: &str) -> (usize, usize) {
+/// Runs a suite and holds it to its size and its floor.
+fn holds(file: &str, size: usize, floor: usize) {
     let text = std::fs::read_to_string(fixture(file)).expect("suite readable");
-    let positions = read_suite(&text).unwrap_or_else(|e| panic!("{file}: {e}"));
-    let result = run_suite(&positions, NODES, |_, _, _| {});
+    let suite = read_suite(&text);
+    assert!(suite.rejected.is_empty(), "{file}: {:?}", suite.rejected);
+    let result = run_suite(&suite.positions, NODES, |_, _, _| {});
     println!(
         "{file}: solved {}/{} at {NODES} nodes",
         result.solved, result.positions
     );
-    (result.solved, result.positions)
+    assert_eq!(result.positions, size, "{file}");
+    assert!(
+        result.solved >= floor,
+        "{file}: {} < {floor}",
+        result.solved
+    );
 }
 
 #[test]
 fn win_at_chess() {
-    let (solved, total) = solved("epd/wac.epd");
-    assert_eq!(total, 300);
-    assert!(solved >= WAC_FLOOR, "WAC: {solved} < {WAC_FLOOR}");
+    holds("epd/wac.epd", 300, WAC_FLOOR);
 }
 
 #[test]
 fn encyclopedia_of_chess_middlegames() {
-    let (solved, total) = solved("epd/ecm.epd");
-    assert_eq!(total, 879);
-    assert!(solved >= ECM_FLOOR, "ECM: {solved} < {ECM_FLOOR}");
+    holds("epd/ecm.epd", 879, ECM_FLOOR);
 }
 
 #[test]
 fn arasan_2021() {
-    let (solved, total) = solved("epd/arasan21.epd");
-    assert_eq!(total, 200);
-    assert!(solved >= ARASAN_FLOOR, "Arasan: {solved} < {ARASAN_FLOOR}");
+    holds("epd/arasan21.epd", 200, ARASAN_FLOOR);
 }
 
 #[test]
 fn suite_moves_are_read_from_san() {
-    let positions = read_suite(
+    let suite = read_suite(
         "r1bqkb1r/pppp1ppp/2n2n2/4p2Q/2B1P3/8/PPPP1PPP/RNB1K1NR w KQkq - bm Qxf7#; id \"mate\";\n\
+         4k3/8/8/8/8/8/8/4K3 w - - bm Qh5; id \"x\";\n\
          4k3/8/8/8/8/8/8/4K2R w K - am O-O; id \"castle\";",
-    )
-    .expect("readable");
+    );
+    let positions = suite.positions;
     assert_eq!(positions.len(), 2);
     assert_eq!(positions[0].best[0].uci(false).to_string(), "h5f7");
     assert_eq!(positions[1].avoid[0].uci(false).to_string(), "e1g1");
     assert_eq!(positions[1].id, "castle");
-    // A move that is not legal there names its line.
-    let error = read_suite("4k3/8/8/8/8/8/8/4K3 w - - bm Qh5; id \"x\";").unwrap_err();
-    assert!(error.contains("line 1") && error.contains("Qh5"), "{error}");
+    // A move that is not legal there is reported with its line and text, and the lines
+    // around it are kept.
+    assert_eq!(suite.rejected.len(), 1);
+    let error = &suite.rejected[0];
+    assert!(
+        error.contains("line 2") && error.contains("Qh5") && error.contains("4k3/8"),
+        "{error}"
+    );
     // The mate in one is solved.
     let result = run_suite(&positions[..1], 2_000, |_, _, _| {});
     assert_eq!(result.solved, 1);

@@ -351,6 +351,7 @@ fn moves_come_within_the_clock() {
             60 - overhead,
             0,
         ),
+        // movetime is the engine's to spend whole (no clock falls); room for pipes and load.
         ("go movetime 100", 100 + 100, 50),
         (
             "go wtime 3000 btime 3000 winc 50 binc 50",

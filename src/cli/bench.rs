@@ -53,17 +53,30 @@ pub fn run(args: Args) -> Result<()> {
 fn run_suite(path: &std::path::Path, nodes: u64) -> Result<()> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let positions =
-        bench::read_suite(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let suite = bench::read_suite(&text);
+    for reason in &suite.rejected {
+        eprintln!("{}: skipped {reason}", path.display());
+    }
+    if suite.positions.is_empty() {
+        anyhow::bail!(
+            "{}: no position with bm or am could be read",
+            path.display()
+        );
+    }
     let mut out = stdout();
-    let result = bench::run_suite(&positions, nodes, |position, found, solved| {
+    let result = bench::run_suite(&suite.positions, nodes, |position, found, solved| {
         let found = found.map_or("none".to_string(), |mv| mv.uci(false).to_string());
         let mark = if solved { "solved" } else { "missed" };
         eprintln!("{mark} {} (found {found})", position.id);
     });
+    let skipped = if suite.rejected.is_empty() {
+        String::new()
+    } else {
+        format!(" ({} lines skipped: unreadable)", suite.rejected.len())
+    };
     writeln!(
         out,
-        "{}: solved {}/{} at {nodes} nodes, {:.2} s, {:.0} nodes/s",
+        "{}: solved {}/{} at {nodes} nodes{skipped}, {:.2} s, {:.0} nodes/s",
         path.display(),
         result.solved,
         result.positions,

@@ -131,55 +131,74 @@ pub struct SuiteResult {
     pub seconds: f64,
 }
 
+/// An EPD suite as read: the positions kept and, for each line that could not be read,
+/// why (with its line number and text).
+#[derive(Clone, Debug)]
+pub struct Suite {
+    pub positions: Vec<SuitePosition>,
+    pub rejected: Vec<String>,
+}
+
 /// Reads an EPD suite: every line with a `bm` or `am` operation (SAN, as the suites write
-/// them). Errors name the line.
-pub fn read_suite(text: &str) -> Result<Vec<SuitePosition>, String> {
-    let mut positions = Vec::new();
+/// them). A line that cannot be read is rejected with its number and text; the others are
+/// kept.
+pub fn read_suite(text: &str) -> Suite {
+    let mut suite = Suite {
+        positions: Vec::new(),
+        rejected: Vec::new(),
+    };
     for (number, line) in text.lines().enumerate() {
-        let number = number + 1;
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let epd = parse_epd(line).map_err(|e| format!("line {number}: {e}: {line}"))?;
-        let board = Board::new(epd.position.clone());
-        let moves = |opcode: &str| -> Result<Vec<Move>, String> {
-            epd.operation(opcode)
-                .unwrap_or_default()
-                .iter()
-                .flat_map(|operand| operand.split_whitespace())
-                .map(|san| {
-                    san_to_move(&board, san)
-                        .map_err(|e| format!("line {number}: {opcode} {san}: {e}: {line}"))
-                })
-                .collect()
-        };
-        let (best, avoid) = (moves("bm")?, moves("am")?);
-        if best.is_empty() && avoid.is_empty() {
-            continue;
+        match read_suite_line(line, number + 1) {
+            Ok(Some(position)) => suite.positions.push(position),
+            Ok(None) => {}
+            Err(e) => suite
+                .rejected
+                .push(format!("line {}: {e}: {line}", number + 1)),
         }
-        let id = epd
-            .operation("id")
-            .and_then(|ops| ops.first().cloned())
-            .unwrap_or_else(|| format!("line {number}"));
-        positions.push(SuitePosition {
-            board,
-            best,
-            avoid,
-            id,
-        });
     }
-    Ok(positions)
+    suite
 }
 
-/// A SAN move (`Nxe5`, `O-O`, `f7+`) in `board`, through shakmaty's SAN reader.
-fn san_to_move(board: &Board, san: &str) -> Result<Move, String> {
+fn read_suite_line(line: &str, number: usize) -> Result<Option<SuitePosition>, String> {
+    let epd = parse_epd(line).map_err(|e| e.to_string())?;
+    let board = Board::new(epd.position.clone());
+    // The suites write SAN; shakmaty reads it (one conversion of the board per line).
     let fen: shakmaty::fen::Fen = board.to_fen().parse().map_err(|e| format!("{e}"))?;
-    let position: shakmaty::Chess = fen
+    let chess: shakmaty::Chess = fen
         .into_position(shakmaty::CastlingMode::Standard)
         .map_err(|e| format!("{e}"))?;
+    let moves = |opcode: &str| -> Result<Vec<Move>, String> {
+        epd.operation(opcode)
+            .unwrap_or_default()
+            .iter()
+            .flat_map(|operand| operand.split_whitespace())
+            .map(|san| san_to_move(&board, &chess, san).map_err(|e| format!("{opcode} {san}: {e}")))
+            .collect()
+    };
+    let (best, avoid) = (moves("bm")?, moves("am")?);
+    if best.is_empty() && avoid.is_empty() {
+        return Ok(None);
+    }
+    let id = epd
+        .operation("id")
+        .and_then(|ops| ops.first().cloned())
+        .unwrap_or_else(|| format!("line {number}"));
+    Ok(Some(SuitePosition {
+        board,
+        best,
+        avoid,
+        id,
+    }))
+}
+
+/// A SAN move (`Nxe5`, `O-O`, `f7+`) of `chess`, the same position as `board`.
+fn san_to_move(board: &Board, chess: &shakmaty::Chess, san: &str) -> Result<Move, String> {
     let san: shakmaty::san::SanPlus = san.parse().map_err(|e| format!("{e}"))?;
-    let mv = san.san.to_move(&position).map_err(|e| format!("{e}"))?;
+    let mv = san.san.to_move(chess).map_err(|e| format!("{e}"))?;
     let uci = mv.to_uci(shakmaty::CastlingMode::Standard).to_string();
     Move::from_uci(&uci, board, false).map_err(|e| e.to_string())
 }
