@@ -8,7 +8,8 @@ use common::{fixture, read_fixture};
 use pawnstorm::epd::parse_epd;
 use pawnstorm::movegen::{Board, Move, MoveList, count_legal_moves, legal_moves};
 use pawnstorm::perft::parse_suite;
-use pawnstorm::search::score::{DRAW, TB_WIN_BOUND, mate_in};
+use pawnstorm::search::bench::read_suite;
+use pawnstorm::search::score::{DRAW, MATE_BOUND, TB_WIN_BOUND, mate_in};
 use pawnstorm::search::see::see;
 use pawnstorm::search::{Control, Engine, Info, Limits, SearchResult, Syzygy};
 
@@ -494,4 +495,72 @@ fn without_the_tables_the_same_search_sees_only_an_evaluation() {
         result.score
     );
     assert_eq!(infos.last().expect("info").tbhits, 0);
+}
+
+/// A mate the table holds is scored by its distance from the node that stores it, so it
+/// must come back exact when the same position is met at another ply: stored by a search
+/// from the mating position itself (ply 0) and read one ply down from the position before
+/// it. The second search is too shallow to see the mate on its own (checked on a fresh
+/// engine), so only the table can give it, and an off-by-one in storing or reading shows in
+/// the score. (The other way round, found at the root, cannot come from the table: a PV
+/// node takes no cutoff from it, as in Stockfish.)
+#[test]
+fn a_mate_in_the_table_is_exact_at_another_ply() {
+    // Black's Bxd1 leads into a mate in 2 for White (Nf6+ gxf6 Bxf7#).
+    let before = board("r2qkb1r/pp2nppp/3p4/2pNN1B1/2BnP1b1/3P4/PPP2PPP/R2QK2R b KQkq - 0 1");
+    let into = uci_move(&before, "g4d1");
+    let after = before.play(into);
+    let search_only = |engine: &mut Engine, root: &Board, moves: &[Move], depth: i32| {
+        let control = Control::default();
+        engine.search(
+            root,
+            &[],
+            moves,
+            &Limits::depth(depth),
+            &control,
+            &mut |_| {},
+        )
+    };
+
+    let fresh = search_only(&mut Engine::new(16), &before, &[into], 1);
+    assert!(
+        fresh.score > -MATE_BOUND,
+        "depth 1 alone sees the mate: {}",
+        fresh.score
+    );
+
+    let mut engine = Engine::new(16);
+    let stored = search_only(&mut engine, &after, &[], 5);
+    assert_eq!(stored.score, mate_in(3), "the mate in 2 itself");
+    let found = search_only(&mut engine, &before, &[into], 1);
+    assert_eq!(
+        found.score,
+        -mate_in(4),
+        "one ply up: mated in 2 after Bxd1"
+    );
+}
+
+/// Endgames where the null move, unverified, lets the side to move walk into a loss: a
+/// side with one or two pieces beside its pawns is often in zugzwang, and passing tells the
+/// search its position is better than any move makes it (fixtures/epd/null-move-
+/// verification.epd: the `am` is what a build without verification plays at 3-6 of the
+/// depths 8-13, at a cost of 100 cp to a mate by Stockfish's judgement). The verified null
+/// move avoids all of them at every one of those depths, on fresh tables.
+#[test]
+fn verified_null_moves_avoid_the_zugzwang_losses() {
+    let suite = read_suite(&read_fixture("epd/null-move-verification.epd"));
+    assert!(suite.rejected.is_empty(), "{:?}", suite.rejected);
+    assert_eq!(suite.positions.len(), 9);
+    let mut fell = Vec::new();
+    for position in &suite.positions {
+        assert!(!position.avoid.is_empty(), "{}: no am", position.id);
+        for depth in 8..=13 {
+            let (result, _) = search(&mut Engine::new(16), &position.board, &Limits::depth(depth));
+            let best = result.best.expect("a move");
+            if position.avoid.contains(&best) {
+                fell.push(format!("{} at depth {depth}", position.id));
+            }
+        }
+    }
+    assert!(fell.is_empty(), "played the am move: {fell:?}");
 }
