@@ -393,6 +393,15 @@ impl<'a> Search<'a> {
         score.clamp(-TB_WIN_BOUND + 1, TB_WIN_BOUND - 1)
     }
 
+    /// The static eval with the correction history applied, kept off the mate range.
+    #[inline]
+    fn corrected(&self, board: &Board, raw: i32) -> i32 {
+        let side = board.side_to_move().index();
+        self.heuristics
+            .corrected_eval(side, board.pawn_key(), raw)
+            .clamp(-TB_WIN_BOUND + 1, TB_WIN_BOUND - 1)
+    }
+
     /// Draws by the fifty-move rule, repetition (one earlier occurrence, in the game or the
     /// search) or bare minor pieces.
     fn is_draw(&self, board: &Board) -> bool {
@@ -500,10 +509,17 @@ impl<'a> Search<'a> {
             }
         }
 
-        let static_eval = if in_check {
+        let side = board.side_to_move().index();
+        // The table keeps the raw eval; the search uses it corrected.
+        let raw_eval = if in_check {
             -INFINITY
         } else {
             hit.map_or_else(|| self.evaluate(board), |h| h.eval)
+        };
+        let static_eval = if in_check {
+            -INFINITY
+        } else {
+            self.corrected(board, raw_eval)
         };
         self.frames[ply].static_eval = static_eval;
         let improving = !in_check && ply >= 2 && static_eval > self.frames[ply - 2].static_eval;
@@ -551,7 +567,6 @@ impl<'a> Search<'a> {
             )
         };
 
-        let side = board.side_to_move().index();
         let original_alpha = alpha;
         let mut best_score = -INFINITY;
         let mut best_move = Move::NULL;
@@ -702,7 +717,17 @@ impl<'a> Search<'a> {
         };
         if !(root && self.pv_index > 0) {
             self.tt
-                .store(key, ply, best_move, best_score, static_eval, depth, bound);
+                .store(key, ply, best_move, best_score, raw_eval, depth, bound);
+        }
+        // Learn from quiet outcomes whose bound says which way the eval erred.
+        if !in_check
+            && (best_move == Move::NULL || !is_tactical(board.position(), best_move))
+            && best_score.abs() < TB_WIN_BOUND
+            && !(bound == Bound::Lower && best_score <= static_eval)
+            && !(bound == Bound::Upper && best_score >= static_eval)
+        {
+            self.heuristics
+                .correct(side, board.pawn_key(), depth, raw_eval, best_score);
         }
         best_score
     }
@@ -788,9 +813,11 @@ impl<'a> Search<'a> {
             return h.score;
         }
         let mut best_score;
+        let raw_eval;
         let static_eval;
         let mut moves = MoveList::new();
         if in_check {
+            raw_eval = -INFINITY;
             static_eval = -INFINITY;
             best_score = -INFINITY;
             legal_moves(board, &mut moves);
@@ -798,7 +825,8 @@ impl<'a> Search<'a> {
                 return mated_in(ply);
             }
         } else {
-            static_eval = hit.map_or_else(|| self.evaluate(board), |h| h.eval);
+            raw_eval = hit.map_or_else(|| self.evaluate(board), |h| h.eval);
+            static_eval = self.corrected(board, raw_eval);
             best_score = static_eval;
             if best_score >= beta {
                 return best_score;
@@ -848,7 +876,7 @@ impl<'a> Search<'a> {
             Bound::Upper
         };
         self.tt
-            .store(key, ply, best_move, best_score, static_eval, 0, bound);
+            .store(key, ply, best_move, best_score, raw_eval, 0, bound);
         best_score
     }
 }

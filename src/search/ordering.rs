@@ -14,6 +14,14 @@ const COUNTER: i32 = 1 << 27;
 const BAD_CAPTURE: i32 = -(1 << 28);
 /// History values stay within ±HISTORY_MAX (the update pulls them toward the bound).
 pub const HISTORY_MAX: i32 = 16_384;
+/// Correction-history entries per side, indexed by the low bits of the pawn key.
+const CORRECTION_ENTRIES: usize = 16_384;
+/// Correction entries are kept in 1/CORRECTION_GRAIN centipawns...
+const CORRECTION_GRAIN: i32 = 256;
+/// ... move toward a new observation by weight/CORRECTION_SCALE (at most 16/256) ...
+const CORRECTION_SCALE: i32 = 256;
+/// ... and correct the eval by at most this many centipawns.
+const CORRECTION_MAX_CP: i32 = 64;
 
 /// What the search remembers between nodes for ordering quiet moves.
 pub struct Heuristics {
@@ -24,6 +32,10 @@ pub struct Heuristics {
     counters: Box<[[Move; 64]; 12]>,
     /// Two quiet moves per ply that caused cut-offs.
     pub killers: Vec<[Move; 2]>,
+    /// Static-evaluation correction: a running average, by side to move and pawn structure,
+    /// of how far searches came out from the static eval (the evaluation misjudges some
+    /// pawn structures consistently; the margins of pruning then use the corrected eval).
+    correction: Box<[[i32; CORRECTION_ENTRIES]; 2]>,
 }
 
 impl Heuristics {
@@ -32,12 +44,14 @@ impl Heuristics {
             history: Box::new([[[0; 64]; 64]; 2]),
             counters: Box::new([[Move::NULL; 64]; 12]),
             killers: vec![[Move::NULL; 2]; max_ply + 2],
+            correction: Box::new([[0; CORRECTION_ENTRIES]; 2]),
         }
     }
 
     pub fn clear(&mut self) {
         *self.history = [[[0; 64]; 64]; 2];
         *self.counters = [[Move::NULL; 64]; 12];
+        *self.correction = [[0; CORRECTION_ENTRIES]; 2];
         self.clear_killers();
     }
 
@@ -48,6 +62,22 @@ impl Heuristics {
     #[inline]
     pub fn history(&self, side: usize, mv: Move) -> i32 {
         self.history[side][mv.from().index() as usize][mv.to().index() as usize]
+    }
+
+    /// The static eval `raw` (side to move's view) corrected by what searches of positions
+    /// with these pawns have shown.
+    #[inline]
+    pub fn corrected_eval(&self, side: usize, pawn_key: u64, raw: i32) -> i32 {
+        raw + self.correction[side][pawn_key as usize % CORRECTION_ENTRIES] / CORRECTION_GRAIN
+    }
+
+    /// A search of `depth` found `searched` where the static eval said `raw`.
+    pub fn correct(&mut self, side: usize, pawn_key: u64, depth: i32, raw: i32, searched: i32) {
+        let limit = CORRECTION_MAX_CP * CORRECTION_GRAIN;
+        let target = ((searched - raw) * CORRECTION_GRAIN).clamp(-limit, limit);
+        let weight = (depth + 1).min(16);
+        let entry = &mut self.correction[side][pawn_key as usize % CORRECTION_ENTRIES];
+        *entry = (*entry * (CORRECTION_SCALE - weight) + target * weight) / CORRECTION_SCALE;
     }
 
     #[inline]
@@ -214,4 +244,42 @@ impl Picker {
 #[inline]
 pub fn is_bad_tactical(score: i32) -> bool {
     score < -(1 << 27)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn correction_converges_to_the_searched_error_within_its_bound() {
+        let mut heuristics = Heuristics::new(8);
+        let (pawns, other_pawns) = (0x1234_5678_9abc_def0, 0x0fed_cba9_8765_4321);
+        assert_eq!(heuristics.corrected_eval(0, pawns, 10), 10);
+        for _ in 0..200 {
+            heuristics.correct(0, pawns, 20, 10, 40);
+        }
+        // The eval said 10, searches said 40: the correction learns the +30.
+        let learned = heuristics.corrected_eval(0, pawns, 10);
+        assert!((39..=40).contains(&learned), "{learned}");
+        // Only for that side and those pawns.
+        assert_eq!(heuristics.corrected_eval(1, pawns, 10), 10);
+        assert_eq!(heuristics.corrected_eval(0, other_pawns, 10), 10);
+        // A shallow search moves it less than a deep one.
+        let mut shallow = Heuristics::new(8);
+        let mut deep = Heuristics::new(8);
+        shallow.correct(0, pawns, 1, 0, 50);
+        deep.correct(0, pawns, 12, 0, 50);
+        assert!(shallow.corrected_eval(0, pawns, 0) < deep.corrected_eval(0, pawns, 0));
+        // However wrong the eval, the correction stays within its bound.
+        for _ in 0..500 {
+            heuristics.correct(0, pawns, 30, 0, 5_000);
+        }
+        let capped = heuristics.corrected_eval(0, pawns, 0);
+        assert!(
+            (CORRECTION_MAX_CP - 1..=CORRECTION_MAX_CP).contains(&capped),
+            "{capped}"
+        );
+        heuristics.clear();
+        assert_eq!(heuristics.corrected_eval(0, pawns, 0), 0);
+    }
 }
