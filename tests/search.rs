@@ -568,7 +568,8 @@ fn verified_null_moves_avoid_the_zugzwang_losses() {
             }
         }
     }
-    println!("avoided the am move in {avoided} of 96 searches; played it: {fell:?}");
+    let searches = suite.positions.len() * 6;
+    println!("avoided the am move in {avoided} of {searches} searches; played it: {fell:?}");
     assert!(
         avoided >= NULL_MOVE_AVOIDED_FLOOR,
         "avoided {avoided} < {NULL_MOVE_AVOIDED_FLOOR}; played the am move: {fell:?}"

@@ -511,15 +511,11 @@ impl<'a> Search<'a> {
 
         let side = board.side_to_move().index();
         // The table keeps the raw eval; the search uses it corrected.
-        let raw_eval = if in_check {
-            -INFINITY
+        let (raw_eval, static_eval) = if in_check {
+            (-INFINITY, -INFINITY)
         } else {
-            hit.map_or_else(|| self.evaluate(board), |h| h.eval)
-        };
-        let static_eval = if in_check {
-            -INFINITY
-        } else {
-            self.corrected(board, raw_eval)
+            let raw = hit.map_or_else(|| self.evaluate(board), |h| h.eval);
+            (raw, self.corrected(board, raw))
         };
         self.frames[ply].static_eval = static_eval;
         let improving = !in_check && ply >= 2 && static_eval > self.frames[ply - 2].static_eval;
@@ -715,12 +711,16 @@ impl<'a> Search<'a> {
         } else {
             Bound::Upper
         };
-        if !(root && self.pv_index > 0) {
+        // A later MultiPV line searches only part of the root's moves: its score is not the
+        // position's, so neither the table nor the correction history learns from it.
+        let whole_node = !(root && self.pv_index > 0);
+        if whole_node {
             self.tt
                 .store(key, ply, best_move, best_score, raw_eval, depth, bound);
         }
         // Learn from quiet outcomes whose bound says which way the eval erred.
-        if !in_check
+        if whole_node
+            && !in_check
             && (best_move == Move::NULL || !is_tactical(board.position(), best_move))
             && best_score.abs() < TB_WIN_BOUND
             && !(bound == Bound::Lower && best_score <= static_eval)
