@@ -64,11 +64,6 @@ mod portable {
     const TOPS: u64 = 0x8000_0000_8000_0000;
 
     #[inline(always)]
-    pub fn packed_weight(weight: Weight) -> u64 {
-        (weight.mg as u32 as u64) | (weight.eg as u32 as u64) << 32
-    }
-
-    #[inline(always)]
     pub fn weigh<L: Lanes>(count: L, weight: Weight) -> L {
         let mg = count.mul_i32(L::splat(weight.mg as i64 as u64)) & L::splat(LOW);
         let eg = count.mul_i32(L::splat(weight.eg as i64 as u64)).shl(32);
@@ -100,10 +95,17 @@ mod avx2 {
 
     use super::*;
 
+    /// (mg, eg) as the two 32-bit halves of one word. Only this path multiplies by a
+    /// packed pair (the portable one multiplies each half on its own).
+    #[inline(always)]
+    fn packed_weight(weight: Weight) -> u64 {
+        (weight.mg as u32 as u64) | (weight.eg as u32 as u64) << 32
+    }
+
     #[inline(always)]
     pub fn weigh(count: u64x4, weight: Weight) -> u64x4 {
         let count: __m256i = bytemuck::cast(count);
-        let weight = portable::packed_weight(weight) as i64;
+        let weight = packed_weight(weight) as i64;
         // SAFETY: the cfg above guarantees the build targets CPUs with AVX2.
         bytemuck::cast(unsafe {
             // The count's low half into both halves, times (mg, eg).
