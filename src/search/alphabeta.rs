@@ -40,6 +40,13 @@ const LMR_DEPTH: i32 = 3;
 const LMR_MOVES: usize = 2;
 /// Quiescence delta pruning: a capture that cannot bring the eval this near alpha.
 const DELTA_MARGIN: i32 = 200;
+/// Singular extensions from this depth, when the table's entry for the hash move is at
+/// most this many plies shallower and a lower bound (or exact). A hash move this far
+/// below the singular margin is extended twice, at most DOUBLE_LIMIT times on a path.
+const SE_DEPTH: i32 = 8;
+const SE_TT_DEPTH_SLACK: i32 = 3;
+const SE_DOUBLE_MARGIN: i32 = 25;
+const SE_DOUBLE_LIMIT: u8 = 6;
 /// Aspiration window half-width from this depth.
 const ASPIRATION_DEPTH: i32 = 5;
 const ASPIRATION_WINDOW: i32 = 20;
@@ -63,6 +70,8 @@ struct Frame {
     mv: Move,
     piece: usize,
     null: bool,
+    /// Double extensions on the path to this ply (bounds the search's growth).
+    double_extensions: u8,
 }
 
 /// What one thread of a search works with: the shared table and its own evaluator (with
@@ -101,6 +110,8 @@ pub(super) struct Search<'a> {
     pv: Vec<[Move; MAX_PLY + 1]>,
     pv_len: [usize; MAX_PLY + 1],
     nmp_min_ply: usize,
+    /// The move a singular-extension search at this ply leaves out (NULL when none).
+    excluded: Vec<Move>,
     pv_index: usize,
     shared: &'a Shared,
     /// 0 for the main thread, which keeps the time, decides the move and reports; helpers
@@ -145,6 +156,7 @@ impl<'a> Search<'a> {
             pv: vec![[Move::NULL; MAX_PLY + 1]; MAX_PLY + 1],
             pv_len: [0; MAX_PLY + 1],
             nmp_min_ply: 0,
+            excluded: vec![Move::NULL; MAX_PLY + 4],
             pv_index: 0,
             shared,
             thread,
@@ -473,10 +485,13 @@ impl<'a> Search<'a> {
         }
 
         let key = board.key();
+        let excluded = self.excluded[ply];
+        let singular_search = excluded != Move::NULL;
         let hit = self.tt.probe(key, ply);
         let hash_move = hit.map_or(Move::NULL, |h| h.mv);
         if let Some(h) = hit
             && !pv_node
+            && !singular_search
             && h.depth >= depth
             && board.position().halfmove_clock() < 90
             && match h.bound {
@@ -489,6 +504,7 @@ impl<'a> Search<'a> {
         }
 
         if !root
+            && !singular_search
             && board.position().halfmove_clock() == 0
             && let Some(syzygy) = self.syzygy
             && let Some(outcome) = syzygy.probe_wdl(board)
@@ -528,7 +544,9 @@ impl<'a> Search<'a> {
             {
                 return static_eval;
             }
-            if let Some(score) = self.null_move(board, beta, depth, ply, static_eval, cut_node) {
+            if !singular_search
+                && let Some(score) = self.null_move(board, beta, depth, ply, static_eval, cut_node)
+            {
                 return score;
             }
         }
@@ -570,8 +588,13 @@ impl<'a> Search<'a> {
         let mut quiets_tried = [Move::NULL; 64];
         let mut quiet_count = 0usize;
         let mut skip_quiets = false;
+        let double_extensions = if ply > 0 {
+            self.frames[ply - 1].double_extensions
+        } else {
+            0
+        };
         while let Some((mv, order)) = picker.pick() {
-            if root && order == i32::MIN {
+            if (root && order == i32::MIN) || mv == excluded {
                 continue;
             }
             let tactical = is_tactical(board.position(), mv);
@@ -611,14 +634,60 @@ impl<'a> Search<'a> {
                 continue;
             }
 
+            // Singular extension: when every other move falls well short of the table's
+            // score for the hash move, the hash move is the position's only good one and
+            // gets a ply more; when even the others reach beta, this node cuts (multi-cut);
+            // when the table's score already beats beta, the hash move gets a ply less.
+            let mut extension = gives_check as i32;
+            let mut doubled = false;
+            if !root
+                && !singular_search
+                && mv == hash_move
+                && depth >= SE_DEPTH
+                && let Some(h) = hit
+                && h.depth >= depth - SE_TT_DEPTH_SLACK
+                && h.bound != Bound::Upper
+                && h.score.abs() < TB_WIN_BOUND
+            {
+                let singular_beta = h.score - 2 * depth;
+                self.excluded[ply] = mv;
+                let score = self.negamax(
+                    board,
+                    singular_beta - 1,
+                    singular_beta,
+                    (depth - 1) / 2,
+                    ply,
+                    cut_node,
+                );
+                self.excluded[ply] = Move::NULL;
+                self.pv_len[ply] = ply;
+                if self.stopped {
+                    return 0;
+                }
+                if score < singular_beta {
+                    extension = 1;
+                    if !pv_node
+                        && score < singular_beta - SE_DOUBLE_MARGIN
+                        && double_extensions < SE_DOUBLE_LIMIT
+                    {
+                        extension = 2;
+                        doubled = true;
+                    }
+                } else if singular_beta >= beta {
+                    return singular_beta;
+                } else if h.score >= beta {
+                    extension = -1;
+                }
+            }
+
             let piece = kind_at(board.position(), mv.from()).map_or(0, PieceType::index) + 6 * side;
             self.frames[ply] = Frame {
                 static_eval,
                 mv,
                 piece,
                 null: false,
+                double_extensions: double_extensions + doubled as u8,
             };
-            let extension = gives_check as i32;
             let new_depth = depth - 1 + extension;
             self.keys.push(key);
             let score = if searched == 0 {
@@ -711,9 +780,11 @@ impl<'a> Search<'a> {
         } else {
             Bound::Upper
         };
-        // A later MultiPV line searches only part of the root's moves: its score is not the
-        // position's, so neither the table nor the correction history learns from it.
-        let whole_node = !(root && self.pv_index > 0);
+        // A later MultiPV line, and a singular-extension search, search only part of the
+        // moves: the score is not the position's, so neither the table nor the correction
+        // history learns from it.
+        let part_of_the_moves = singular_search || (root && self.pv_index > 0);
+        let whole_node = !part_of_the_moves;
         if whole_node {
             self.tt
                 .store(key, ply, best_move, best_score, raw_eval, depth, bound);
@@ -763,6 +834,11 @@ impl<'a> Search<'a> {
             mv: Move::NULL,
             piece: 0,
             null: true,
+            double_extensions: if ply > 0 {
+                self.frames[ply - 1].double_extensions
+            } else {
+                0
+            },
         };
         self.keys.push(board.key());
         let score = -self.negamax(
