@@ -90,8 +90,8 @@ fn mates_in_one_two_and_three_are_found_with_their_score() {
 
 /// How many of the 52 short mates of WAC (`fixtures/epd/wac-mates.epd`) the search finds at
 /// exactly the depth the mate needs (2N-1 plies for a mate in N), one thread, fresh tables:
-/// the count measured when set (bench 690064, and the same at 766307 and 1006966). Pruning that skips
-/// the quiet move or the sacrificial check a mate starts with lowers it. Most of the rest
+/// the count measured when set (bench 690064, and the same at 766307 and 1006966). Pruning
+/// that skips the quiet move or the sacrificial check a mate starts with lowers it. Most of the rest
 /// are sacrificial quiet checks pruned by move count and SEE at low depth (exempting checks
 /// finds 43, but cost -11 Elo [-29, +7] in an SPRT, so it is not done), the others mates
 /// behind a quiet threat that late-move reductions hide until an iteration later.

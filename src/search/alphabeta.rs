@@ -439,6 +439,12 @@ impl<'a> Search<'a> {
         heavy.is_empty() && minors.count() <= 1
     }
 
+    /// Double extensions on the path to the node at `ply`.
+    fn double_extensions_before(&self, ply: usize) -> u8 {
+        ply.checked_sub(1)
+            .map_or(0, |parent| self.frames[parent].double_extensions)
+    }
+
     fn update_pv(&mut self, ply: usize, mv: Move) {
         let child_len = self.pv_len[ply + 1].max(ply + 1);
         self.pv[ply][ply] = mv;
@@ -588,11 +594,7 @@ impl<'a> Search<'a> {
         let mut quiets_tried = [Move::NULL; 64];
         let mut quiet_count = 0usize;
         let mut skip_quiets = false;
-        let double_extensions = if ply > 0 {
-            self.frames[ply - 1].double_extensions
-        } else {
-            0
-        };
+        let double_extensions = self.double_extensions_before(ply);
         while let Some((mv, order)) = picker.pick() {
             if (root && order == i32::MIN) || mv == excluded {
                 continue;
@@ -834,11 +836,7 @@ impl<'a> Search<'a> {
             mv: Move::NULL,
             piece: 0,
             null: true,
-            double_extensions: if ply > 0 {
-                self.frames[ply - 1].double_extensions
-            } else {
-                0
-            },
+            double_extensions: self.double_extensions_before(ply),
         };
         self.keys.push(board.key());
         let score = -self.negamax(
