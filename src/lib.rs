@@ -2,6 +2,7 @@
 //! bitboards. This crate holds the chess types above the kernels, FEN/EPD, the position
 //! database and the import/export machinery; `main.rs` is a thin CLI over it.
 
+pub mod binpack;
 pub mod board;
 pub mod datagen;
 pub mod db;

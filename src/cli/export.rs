@@ -1,5 +1,5 @@
 //! `pawnstorm export`: a DB's positions as EPD lines, Parquet, Stockfish `.plain` text or
-//! bullet `ChessBoard` records (`docs/EXPORT.md`).
+//! `.binpack`, or bullet `ChessBoard` records (`docs/EXPORT.md`).
 
 use std::io::{IsTerminal, Write};
 use std::ops::Range;
@@ -10,9 +10,10 @@ use anyhow::{Context, Result, bail};
 
 use pawnstorm::db::Database;
 use pawnstorm::eval::default_weights;
+use pawnstorm::export::binpack::BinpackSink;
 use pawnstorm::export::parquet::{self as pq, Codec, ParquetSink};
 use pawnstorm::export::plain::MissingMove;
-use pawnstorm::export::{self, Chunk, Format, Tally, bullet, plain};
+use pawnstorm::export::{self, Chunk, Format, Tally, binpack, bullet, plain};
 use pawnstorm::filters::Filter;
 
 use super::filters::FilterArgs;
@@ -26,7 +27,7 @@ pub struct Args {
     #[arg(short, long)]
     output: Option<PathBuf>,
     /// Output format [default: from the output's extension (.parquet, .plain, .bullet or
-    /// .data, .epd), else epd]
+    /// .data, .binpack, .epd), else epd]
     #[arg(long, value_parser = parse_format)]
     format: Option<Format>,
     /// Parquet compression: none, snappy, zstd, zstd:LEVEL
@@ -50,7 +51,7 @@ fn parse_format(text: &str) -> Result<Format, String> {
     Format::ALL
         .into_iter()
         .find(|f| f.name() == text)
-        .ok_or_else(|| format!("{text:?} is not a format: epd, parquet, plain or bullet"))
+        .ok_or_else(|| format!("{text:?} is not a format: epd, parquet, plain, bullet or binpack"))
 }
 
 fn parse_range(text: &str) -> Result<Range<u64>, String> {
@@ -142,11 +143,35 @@ pub fn run(args: Args, global: Global) -> Result<()> {
             return Ok(());
         }
         let chunks = export::chunks(&db, &range, STREAM_CHUNK_ROWS);
+        if format == Format::Binpack {
+            let mut write_all = |sink: &mut dyn Write| -> Result<()> {
+                let mut packer = BinpackSink::new(sink)?;
+                export::run(
+                    &chunks,
+                    &filter,
+                    |chunk, evaluator| {
+                        binpack::chunk(&db, chunk, &filter, evaluator).map_err(anyhow::Error::from)
+                    },
+                    |(entries, t): (Vec<_>, Tally)| {
+                        packer.write(&entries)?;
+                        tally.merge(&t);
+                        bar.inc(t.read);
+                        Ok(())
+                    },
+                )?;
+                bytes = packer.finish()?;
+                Ok(())
+            };
+            return match &args.output {
+                None => write_all(&mut output::stdout()),
+                Some(path) => output::write_atomically(path, |sink| write_all(sink)),
+            };
+        }
         let encode = |chunk: &Chunk, evaluator: &mut _| match format {
             Format::Epd => export::epd_chunk(&db, chunk, &filter, evaluator),
             Format::Plain => plain::chunk(&db, chunk, &filter, evaluator, missing_move),
             Format::Bullet => bullet::chunk(&db, chunk, &filter, evaluator),
-            Format::Parquet => unreachable!("written above"),
+            Format::Parquet | Format::Binpack => unreachable!("written above"),
         };
         let mut write_all = |sink: &mut dyn Write| -> Result<()> {
             export::run(
@@ -180,6 +205,7 @@ pub fn run(args: Args, global: Global) -> Result<()> {
             Format::Plain if !args.null_move => {
                 " (.plain needs a score, a result and a move; --null-move writes positions without a move)"
             }
+            Format::Binpack => " (binpack needs a score, a result and a move)",
             _ => "",
         };
         summary.push_str(&format!(", {}{why}", tally.skipped));

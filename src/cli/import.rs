@@ -15,7 +15,7 @@ use super::progress;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Input files: .epd, .fen, .txt (one position a line), .pgn, .jsonl; optionally .gz,
+    /// Input files: .epd, .fen, .txt (one position a line), .pgn, .jsonl, .binpack; optionally .gz,
     /// .zst or .bz2; - for stdin
     #[arg(required = true)]
     inputs: Vec<String>,
@@ -57,7 +57,8 @@ pub struct Args {
 #[derive(Clone, Copy, ValueEnum)]
 enum FormatArg {
     /// From the extension (a compression suffix looked through): .pgn is PGN, .jsonl and
-    /// .ndjson lichess evaluations, anything else one position a line
+    /// .ndjson lichess evaluations, .binpack Stockfish's training data, anything else one
+    /// position a line
     Auto,
     /// EPD/FEN, one position a line
     Lines,
@@ -65,6 +66,8 @@ enum FormatArg {
     Pgn,
     /// lichess's evaluation database, one JSON object a line
     Jsonl,
+    /// Stockfish's .binpack training data
+    Binpack,
 }
 
 impl Args {
@@ -76,6 +79,7 @@ impl Args {
                 FormatArg::Lines => Some(Format::Lines),
                 FormatArg::Pgn => Some(Format::Pgn),
                 FormatArg::Jsonl => Some(Format::Jsonl),
+                FormatArg::Binpack => Some(Format::Binpack),
             },
             options: ImportOptions {
                 skip_plies: self.skip_plies,

@@ -1,12 +1,13 @@
 //! `export`: a DB's positions in the formats that other tools read: EPD lines, Parquet
-//! (pyarrow, polars, DuckDB), Stockfish's `.plain` training text and bullet's `ChessBoard`
-//! records. `docs/EXPORT.md` specifies each.
+//! (pyarrow, polars, DuckDB), Stockfish's `.plain` training text and `.binpack`, and bullet's
+//! `ChessBoard` records. `docs/EXPORT.md` specifies each.
 //!
 //! One driver for all of them: the DB is cut into chunks of whole blocks, the worker
 //! threads encode a window of chunks at once (filters, then the format), and the caller
 //! receives the encoded chunks in DB order, so the output is the same whatever the thread
 //! count and no serial per-position tail is left on the writing thread.
 
+pub mod binpack;
 pub mod bullet;
 pub mod parquet;
 pub mod plain;
@@ -34,10 +35,18 @@ pub enum Format {
     Plain,
     /// bullet's 32-byte `ChessBoard` records.
     Bullet,
+    /// Stockfish's `.binpack` training data.
+    Binpack,
 }
 
 impl Format {
-    pub const ALL: [Format; 4] = [Format::Epd, Format::Parquet, Format::Plain, Format::Bullet];
+    pub const ALL: [Format; 5] = [
+        Format::Epd,
+        Format::Parquet,
+        Format::Plain,
+        Format::Bullet,
+        Format::Binpack,
+    ];
 
     /// The name `--format` takes.
     pub fn name(self) -> &'static str {
@@ -46,11 +55,13 @@ impl Format {
             Format::Parquet => "parquet",
             Format::Plain => "plain",
             Format::Bullet => "bullet",
+            Format::Binpack => "binpack",
         }
     }
 
     /// The format an output file's extension names: `.parquet`, `.plain`, `.bullet` or
-    /// `.data` (bullet's own examples name their files `.data`), `.epd`; `None` for others.
+    /// `.data` (bullet's own examples name their files `.data`), `.epd`, `.binpack`; `None`
+    /// for others.
     pub fn from_extension(path: &Path) -> Option<Format> {
         let extension = path.extension()?.to_str()?.to_ascii_lowercase();
         match extension.as_str() {
@@ -58,13 +69,14 @@ impl Format {
             "plain" => Some(Format::Plain),
             "bullet" | "data" => Some(Format::Bullet),
             "epd" => Some(Format::Epd),
+            "binpack" => Some(Format::Binpack),
             _ => None,
         }
     }
 
     /// Whether the output is binary (not for a terminal).
     pub fn is_binary(self) -> bool {
-        matches!(self, Format::Parquet | Format::Bullet)
+        matches!(self, Format::Parquet | Format::Bullet | Format::Binpack)
     }
 }
 

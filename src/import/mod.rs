@@ -5,6 +5,7 @@
 //! Bad records are reported (file, line, reason, text) and skipped; the caller decides
 //! whether a rejection stops the import (`--strict`).
 
+mod binpack;
 mod into_db;
 mod jsonl;
 pub mod lichess;
@@ -52,7 +53,7 @@ impl Source {
 
     /// The input's format, from its extension (a compression suffix `.gz`, `.zst`,
     /// `.zstd` or `.bz2` looked through): `.pgn` is PGN, `.jsonl` and `.ndjson` lichess
-    /// evaluation lines, everything else (`.epd`, `.fen`, `.txt`, standard input) one
+    /// evaluation lines, `.binpack` Stockfish's training data, everything else (`.epd`, `.fen`, `.txt`, standard input) one
     /// record a line.
     pub fn format(&self) -> Format {
         let Source::File(path) = self else {
@@ -68,6 +69,8 @@ impl Source {
             .unwrap_or(&name);
         if name.ends_with(".pgn") {
             Format::Pgn
+        } else if name.ends_with(".binpack") {
+            Format::Binpack
         } else if name.ends_with(".jsonl") || name.ends_with(".ndjson") {
             Format::Jsonl
         } else {
@@ -91,6 +94,9 @@ pub enum Format {
     Pgn,
     /// lichess's evaluation database: one JSON object a line, a FEN and its evaluations.
     Jsonl,
+    /// Stockfish's `.binpack` training data: each position with its score, result, ply and
+    /// the move played; each chain of positions one game.
+    Binpack,
 }
 
 /// Options that shape which positions an import keeps.
@@ -235,6 +241,16 @@ pub fn import(
         file: name.clone(),
         error,
     })?;
+    if format == Format::Binpack {
+        let counter = Arc::clone(&bytes_read);
+        return binpack::import_binpack(
+            &name,
+            reader,
+            &|| counter.load(Ordering::Relaxed),
+            next_game_id,
+            handlers,
+        );
+    }
     let mut input = Input {
         name,
         lines: LineReader::new(reader),
@@ -245,6 +261,7 @@ pub fn import(
         Format::Lines => import_lines(&mut input, handlers),
         Format::Pgn => pgn::import_games(&mut input, options, next_game_id, handlers),
         Format::Jsonl => jsonl::import_evals(&mut input, handlers),
+        Format::Binpack => unreachable!("read above"),
     }
 }
 
