@@ -16,6 +16,7 @@ pub mod import;
 pub mod label;
 pub mod labels;
 pub mod movegen;
+pub mod nnue;
 pub mod npz;
 pub mod perft;
 pub mod search;

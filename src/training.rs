@@ -17,7 +17,9 @@ use crate::eval::terms::PairLanes;
 use crate::eval::weights::Weights;
 use crate::features::{self, COLUMNS as MASK_COLUMNS, is_distance_column};
 use crate::filters::{Dropped, Filter};
+use crate::nnue::{FeatureSet, MAX_ACTIVE};
 use crate::npz::NpzWriter;
+use pawnstorm_kernels::Color;
 use wide::{u64x4, u64x8};
 
 /// Blocks computed at once per worker thread before they are written.
@@ -448,12 +450,60 @@ pub fn write_planes(
     Ok(())
 }
 
+/// Whose point of view `score` and `result` take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pov {
+    White,
+    /// The side to move's, as network trainers feed them.
+    SideToMove,
+}
+
+/// Writes `stm_features` and `nstm_features`: the active inputs of `set` from the side to
+/// move's perspective and from the other side's, (N, 32) int32 padded with -1.
+pub fn write_nnue(
+    db: &Database,
+    selection: &Selection,
+    set: FeatureSet,
+    npz: &mut NpzWriter,
+    progress: &(dyn Fn(u64) + Sync),
+) -> anyhow::Result<()> {
+    let n = selection.count;
+    for (name, side_to_move) in [("stm_features", true), ("nstm_features", false)] {
+        stream(
+            db,
+            selection,
+            npz,
+            (name, "<i4", &[n, MAX_ACTIVE as u64]),
+            |_, block, rows, out| {
+                let start = out.len();
+                out.resize(start + rows.len() * MAX_ACTIVE * 4, 0);
+                let indices: &mut [i32] = bytemuck::cast_slice_mut(&mut out[start..]);
+                for (&row, slot) in rows.iter().zip(indices.chunks_exact_mut(MAX_ACTIVE)) {
+                    let r = row as usize;
+                    let boards = piece_planes(block, r);
+                    let stm = if block.side_to_move[r] == 0 {
+                        Color::White
+                    } else {
+                        Color::Black
+                    };
+                    let perspective = if side_to_move { stm } else { !stm };
+                    let slot: &mut [i32; MAX_ACTIVE] = slot.try_into().expect("32 a row");
+                    set.active(&boards, perspective, slot);
+                }
+            },
+            if side_to_move { &|_| {} } else { progress },
+        )?;
+    }
+    Ok(())
+}
+
 /// Writes `index` (the DB row), `stm` (0 White, 1 Black), `result` (float32: 1, 0.5, 0 from
-/// White's side, NaN unknown), `score` (int32 centipawns, White's side, [`UNKNOWN_SCORE`]
+/// `pov`'s side, NaN unknown), `score` (int32 centipawns, `pov`'s side, [`UNKNOWN_SCORE`]
 /// unknown), `game` (int64, -1 unknown) and `ply` (int32, -1 unknown).
 pub fn write_labels(
     db: &Database,
     selection: &Selection,
+    pov: Pov,
     npz: &mut NpzWriter,
 ) -> anyhow::Result<()> {
     let n = selection.count;
@@ -481,15 +531,19 @@ pub fn write_labels(
                 let r = row as usize;
                 labels.index.push(base + row as u64);
                 labels.stm.push(block.side_to_move[r]);
+                // Black's view of a White's-view label: turned round.
+                let turn = pov == Pov::SideToMove && block.side_to_move[r] != 0;
                 labels.result.push(match block.result.map(|c| c[r]) {
-                    Some(1) => 1.0,
                     Some(0) => 0.5,
-                    Some(-1) => 0.0,
+                    Some(1) => (!turn) as u8 as f32,
+                    Some(-1) => turn as u8 as f32,
                     Some(NO_RESULT) | None | Some(_) => f32::NAN,
                 });
-                labels
-                    .score
-                    .push(block.score.map_or(UNKNOWN_SCORE, |c| c[r]));
+                labels.score.push(match block.score.map(|c| c[r]) {
+                    Some(score) if score != UNKNOWN_SCORE && turn => -score,
+                    Some(score) => score,
+                    None => UNKNOWN_SCORE,
+                });
                 labels.game.push(match block.game_id.map(|c| c[r]) {
                     Some(NO_GAME) | None => -1,
                     Some(id) => id as i64,

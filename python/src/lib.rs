@@ -360,7 +360,7 @@ impl NativeDatabase {
                         db, &selection, unpacked, path_simd, &mut npz, &progress,
                     )?;
                 }
-                training::write_labels(db, &selection, &mut npz)?;
+                training::write_labels(db, &selection, training::Pov::White, &mut npz)?;
                 npz.finish()?;
                 Ok(())
             })

@@ -10,9 +10,10 @@ use clap::ValueEnum;
 
 use pawnstorm::eval::Prepared;
 use pawnstorm::features;
+use pawnstorm::nnue::FeatureSet;
 use pawnstorm::npz::NpzWriter;
 use pawnstorm::table::TableWriter;
-use pawnstorm::training::{self, Layout};
+use pawnstorm::training::{self, Layout, Pov};
 
 use super::filters::FilterArgs;
 use super::{Global, import, progress, weights};
@@ -25,7 +26,7 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = FeatureKind::Masks)]
     kind: FeatureKind,
     /// Output: for masks .npy (a structured array, column names included) or .csv; for
-    /// terms and planes .npz (several arrays, labels included; see docs/TRAINING.md)
+    /// terms, planes and nnue .npz (several arrays, labels included; see docs/TRAINING.md)
     #[arg(short, long)]
     output: PathBuf,
     /// Worker threads (default: one per core)
@@ -38,6 +39,9 @@ pub struct Args {
     /// Planes: one byte a square, (N, 12, 8, 8), instead of one u64 a board
     #[arg(long)]
     unpacked: bool,
+    /// NNUE: the feature set: 768 (bullet's), halfkp, halfka_v2_hm (nnue-pytorch's)
+    #[arg(long, value_parser = parse_set)]
+    set: Option<FeatureSet>,
     /// Evaluation weights file: terms writes these weights (and the scale they pick); the
     /// quiet filter evaluates with them
     #[arg(long)]
@@ -54,14 +58,24 @@ enum FeatureKind {
     Terms,
     /// The 12 piece boards and the pawn-structure masks, as network input planes
     Planes,
+    /// NNUE input feature indices of both perspectives (side to move first), with the
+    /// score and result from the side to move's view (--set picks the feature set)
+    Nnue,
+}
+
+fn parse_set(text: &str) -> Result<FeatureSet, String> {
+    FeatureSet::parse(text)
+        .ok_or_else(|| format!("{text:?} is not a feature set: 768, halfkp or halfka_v2_hm"))
 }
 
 pub fn run(args: Args, global: Global) -> Result<()> {
     if !matches!(args.kind, FeatureKind::Masks) {
         return run_npz(args, global);
     }
-    if args.sparse || args.unpacked || args.weights.is_some() {
-        anyhow::bail!("--sparse, --unpacked and --weights are for --kind terms and planes");
+    if args.sparse || args.unpacked || args.weights.is_some() || args.set.is_some() {
+        anyhow::bail!(
+            "--sparse, --unpacked, --weights and --set are for --kind terms, planes and nnue"
+        );
     }
     if args.filters.is_active() {
         anyhow::bail!(
@@ -104,15 +118,22 @@ fn run_npz(args: Args, global: Global) -> Result<()> {
         .is_some_and(|e| e.eq_ignore_ascii_case("npz"));
     if !is_npz {
         anyhow::bail!(
-            "{}: --kind terms and planes write .npz (several arrays in one file)",
+            "{}: --kind terms, planes and nnue write .npz (several arrays in one file)",
             args.output.display()
         );
     }
     let terms = matches!(args.kind, FeatureKind::Terms);
+    let nnue = matches!(args.kind, FeatureKind::Nnue);
+    if nnue && args.set.is_none() {
+        anyhow::bail!("--kind nnue needs --set 768, halfkp or halfka_v2_hm");
+    }
+    if !nnue && args.set.is_some() {
+        anyhow::bail!("--set is for --kind nnue");
+    }
     if args.sparse && !terms {
         anyhow::bail!("--sparse is for --kind terms");
     }
-    if args.unpacked && terms {
+    if args.unpacked && (terms || nnue) {
         anyhow::bail!("--unpacked is for --kind planes");
     }
     let prepared = Prepared::new(weights::load(args.weights.as_deref())?);
@@ -131,7 +152,9 @@ fn run_npz(args: Args, global: Global) -> Result<()> {
     let written = pool.install(|| -> Result<()> {
         let mut npz = NpzWriter::create(&args.output)
             .with_context(|| format!("creating {}", args.output.display()))?;
-        if terms {
+        if let Some(set) = args.set {
+            training::write_nnue(&db, &selection, set, &mut npz, &progress)?;
+        } else if terms {
             let layout = if args.sparse {
                 Layout::Sparse
             } else {
@@ -143,7 +166,8 @@ fn run_npz(args: Args, global: Global) -> Result<()> {
         } else {
             training::write_planes(&db, &selection, args.unpacked, path, &mut npz, &progress)?;
         }
-        training::write_labels(&db, &selection, &mut npz)?;
+        let pov = if nnue { Pov::SideToMove } else { Pov::White };
+        training::write_labels(&db, &selection, pov, &mut npz)?;
         npz.finish()?;
         Ok(())
     });
