@@ -55,8 +55,8 @@ pub fn record_of_entry(entry: &TrainingDataEntry, game_id: u32) -> Result<Record
         *kind = Bitboard(pos.pieces_bb_type(sf).bits());
     }
     let colors = [
-        Bitboard(pos.occupied().bits() & !black_bits(pos)),
-        Bitboard(black_bits(pos)),
+        Bitboard(pos.pieces_bb(SfColor::White).bits()),
+        Bitboard(pos.pieces_bb(SfColor::Black).bits()),
     ];
     let rights = pos.castling_rights();
     let mut castling = CastlingRights::NONE;
@@ -138,14 +138,6 @@ pub fn record_of_entry(entry: &TrainingDataEntry, game_id: u32) -> Result<Record
             ..Labels::default()
         },
     })
-}
-
-fn black_bits(pos: &SfPosition) -> u64 {
-    let mut bits = 0;
-    for sf in SF_TYPES {
-        bits |= pos.pieces_bb_color(SfColor::Black, sf).bits();
-    }
-    bits
 }
 
 /// A score of the side to move as the DB keeps it (see the module's notes).

@@ -15,6 +15,7 @@ pub mod filters;
 pub mod import;
 pub mod label;
 pub mod labels;
+pub mod loader;
 pub mod movegen;
 pub mod nnue;
 pub mod npz;

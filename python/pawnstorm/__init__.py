@@ -26,6 +26,7 @@ from ._native import PawnstormError
 
 __all__ = [
     "Database",
+    "Loader",
     "PawnstormError",
     "import_files",
     "simd_path",
@@ -332,3 +333,79 @@ def import_files(
         min_base_seconds,
         max_messages,
     )
+
+
+class Loader:
+    """Batches of NNUE training features, built ahead by Rust worker threads.
+
+    ``Loader(paths, batch_size=16384, features="halfka_v2_hm", shuffle=True,
+    shuffle_buffer=1_000_000, seed=0, threads=None, **filters)`` reads ``.psdb`` DBs,
+    ``.binpack`` files and anything ``pawnstorm import`` reads (EPD/FEN, PGN, lichess JSONL,
+    compressed or not), of any size, and yields one dict of numpy arrays per batch:
+
+    - ``stm_features``, ``nstm_features``: (B, 32) int32, the active inputs of ``features``
+      (``768``, ``halfkp``, ``halfka_v2_hm``) from the side to move's and the other side's
+      perspective, padded with -1 (docs/TRAINING.md gives the formulas);
+    - ``stm``: (B,) uint8, 0 White to move, 1 Black;
+    - ``score``: (B,) int32, centipawns from the side to move's view (-2**31 unknown);
+    - ``result``: (B,) float32, the side to move's result: 1, 0.5, 0 (NaN unknown).
+
+    The arrays own Rust memory lent through the buffer protocol: ``torch.from_numpy`` takes
+    them without a copy. Each ``iter(loader)`` is one pass (epoch) in which every position
+    the filters keep appears once; the last batch may be shorter. With ``shuffle``, DB
+    blocks are read in a random order and positions pass through a buffer of
+    ``shuffle_buffer`` positions (about 120 bytes each); the same ``seed`` gives the same
+    batches, epoch by epoch (epoch ``e`` uses the seed mixed with ``e``), whatever
+    ``threads``. Memory is the shuffle buffer plus two batches per thread. Filters are those
+    of ``pawnstorm features``: ``skip_check``, ``skip_plies``, ``drop_mates``,
+    ``require_score``, ``require_result``, ``quiet_only``, ``pieces`` ("MIN..MAX").
+    Bad records in text or binpack inputs are skipped and counted (``counts()``).
+    """
+
+    def __init__(self, paths, batch_size: int = 16384, features: str = "halfka_v2_hm",
+                 shuffle: bool = True, shuffle_buffer: int = 1_000_000, seed: int = 0,
+                 threads: int | None = None, **filters):
+        if isinstance(paths, (str, os.PathLike)):
+            paths = [paths]
+        self.paths = [os.fspath(p) for p in paths]
+        self.batch_size = batch_size
+        self.features = features
+        self.shuffle = shuffle
+        self.shuffle_buffer = shuffle_buffer
+        self.seed = seed
+        self.threads = threads
+        self.filters = filters
+        self._epoch = 0
+        self._last = None
+        # The arguments are checked now rather than at the first batch.
+        if features not in ("768", "halfkp", "halfka_v2_hm"):
+            raise ValueError(f"{features!r} is not a feature set: 768, halfkp or halfka_v2_hm")
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        for path in self.paths:
+            if not os.path.exists(path):
+                raise FileNotFoundError(path)
+        unknown = set(filters) - {"skip_check", "skip_plies", "drop_mates", "require_score",
+                                  "require_result", "quiet_only", "pieces"}
+        if unknown:
+            raise ValueError(f"unknown filter {sorted(unknown)[0]!r}")
+
+    def __iter__(self):
+        seed = (self.seed * 0x9E3779B97F4A7C15 + self._epoch) % 2**64
+        self._epoch += 1
+        native = _native.NativeLoader(self.paths, self.batch_size, self.features, self.shuffle,
+                                      self.shuffle_buffer, seed, self.threads, self.filters)
+        self._last = native
+        while True:
+            batch = native.next_batch()
+            if batch is None:
+                return
+            yield {name: np.frombuffer(buffer, dtype=dtype).reshape(shape)
+                   for name, (buffer, dtype, shape) in batch.items()}
+
+    def counts(self) -> dict:
+        """Of the last pass so far: positions kept, dropped by the filters, rejected."""
+        if self._last is None:
+            return {"kept": 0, "dropped": 0, "rejected": 0}
+        kept, dropped, rejected = self._last.counts()
+        return {"kept": kept, "dropped": dropped, "rejected": rejected}

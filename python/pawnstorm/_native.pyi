@@ -53,3 +53,21 @@ def import_files(
     max_messages: int = 1000,
 ) -> dict[str, Any]: ...
 def simd_path_name() -> str: ...
+
+class NativeArray:
+    """A batch array's bytes, lent through the buffer protocol."""
+
+class NativeLoader:
+    def __init__(
+        self,
+        paths: list[str],
+        batch_size: int,
+        features: str,
+        shuffle: bool,
+        shuffle_buffer: int,
+        seed: int,
+        threads: int | None,
+        filters: dict[str, Any],
+    ) -> None: ...
+    def next_batch(self) -> dict[str, tuple[NativeArray, str, tuple[int, ...]]] | None: ...
+    def counts(self) -> tuple[int, int, int]: ...

@@ -25,6 +25,8 @@ use pawnstorm::eval::{Prepared, Weights};
 use pawnstorm::features::{self, MaskTable};
 use pawnstorm::filters::{Filter, parse_piece_range};
 use pawnstorm::import::{self, Format, ImportOptions, IntoDb, Observers, Source};
+use pawnstorm::loader::{Loader, LoaderConfig};
+use pawnstorm::nnue::{FeatureSet, MAX_ACTIVE};
 use pawnstorm::npz::NpzWriter;
 use pawnstorm::table::{self, ColumnType};
 use pawnstorm::training::{self, Layout};
@@ -534,6 +536,157 @@ fn import_files<'py>(
     Ok(out)
 }
 
+/// A batch array's bytes, lent to numpy through the buffer protocol (writable, so that
+/// `torch.from_numpy` takes it as it is): `np.frombuffer` over it copies nothing.
+#[pyclass(frozen, module = "pawnstorm._native", name = "NativeArray")]
+struct NativeArray {
+    bytes: std::sync::Mutex<Vec<u8>>,
+}
+
+#[pymethods]
+impl NativeArray {
+    unsafe fn __getbuffer__(
+        slf: Bound<'_, Self>,
+        view: *mut ffi::Py_buffer,
+        flags: c_int,
+    ) -> PyResult<()> {
+        let (pointer, len) = {
+            let mut bytes = slf
+                .get()
+                .bytes
+                .lock()
+                .map_err(|_| PyValueError::new_err("batch array poisoned"))?;
+            if bytes.is_empty() {
+                (std::ptr::NonNull::<u8>::dangling().as_ptr(), 0)
+            } else {
+                (bytes.as_mut_ptr(), bytes.len())
+            }
+        };
+        // SAFETY: the vector is never resized after construction, so `pointer` stays valid
+        // for `len` bytes as long as this object lives, and the view holds a reference to
+        // it (its `obj`).
+        let status = unsafe {
+            ffi::PyBuffer_FillInfo(
+                view,
+                slf.as_ptr(),
+                pointer as *mut c_void,
+                len as ffi::Py_ssize_t,
+                0,
+                flags,
+            )
+        };
+        if status == -1 {
+            return Err(PyErr::fetch(slf.py()));
+        }
+        Ok(())
+    }
+
+    unsafe fn __releasebuffer__(&self, _view: *mut ffi::Py_buffer) {}
+}
+
+fn native_array<T: bytemuck::Pod>(py: Python<'_>, values: &[T]) -> PyResult<Py<NativeArray>> {
+    Py::new(
+        py,
+        NativeArray {
+            bytes: std::sync::Mutex::new(bytemuck::cast_slice(values).to_vec()),
+        },
+    )
+}
+
+/// One pass of the batch loader (`pawnstorm.Loader` starts one per epoch).
+#[pyclass(frozen, module = "pawnstorm._native", name = "NativeLoader")]
+struct NativeLoader {
+    inner: std::sync::Mutex<Loader>,
+}
+
+#[pymethods]
+impl NativeLoader {
+    #[new]
+    #[pyo3(signature = (paths, batch_size, features, shuffle, shuffle_buffer, seed, threads, filters))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        paths: Vec<PathBuf>,
+        batch_size: usize,
+        features: &str,
+        shuffle: bool,
+        shuffle_buffer: usize,
+        seed: u64,
+        threads: Option<usize>,
+        filters: &Bound<'_, PyDict>,
+    ) -> PyResult<Self> {
+        let set = FeatureSet::parse(features).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "{features:?} is not a feature set: 768, halfkp or halfka_v2_hm"
+            ))
+        })?;
+        let filter = filter(filters, pawnstorm::eval::default_weights())?;
+        let threads =
+            threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        let loader = Loader::start(LoaderConfig {
+            paths,
+            batch_size,
+            set,
+            shuffle,
+            shuffle_buffer,
+            seed,
+            threads,
+            filter,
+        })
+        .map_err(PyValueError::new_err)?;
+        Ok(NativeLoader {
+            inner: std::sync::Mutex::new(loader),
+        })
+    }
+
+    /// The next batch as {name: (NativeArray, dtype, shape)}, or None at the end of the
+    /// pass. Waits for the workers with the GIL released.
+    fn next_batch(&self, py: Python<'_>) -> PyResult<Option<Py<PyDict>>> {
+        let mut guard = self
+            .inner
+            .lock()
+            .map_err(|_| PyValueError::new_err("loader poisoned"))?;
+        let loader: &mut Loader = &mut guard;
+        let next = py.detach(move || loader.next());
+        let batch = match next {
+            None => return Ok(None),
+            Some(Err(message)) => return Err(PawnstormError::new_err(message)),
+            Some(Ok(batch)) => batch,
+        };
+        let n = batch.len;
+        let dict = PyDict::new(py);
+        dict.set_item(
+            "stm_features",
+            (
+                native_array(py, &batch.stm_features)?,
+                "<i4",
+                (n, MAX_ACTIVE),
+            ),
+        )?;
+        dict.set_item(
+            "nstm_features",
+            (
+                native_array(py, &batch.nstm_features)?,
+                "<i4",
+                (n, MAX_ACTIVE),
+            ),
+        )?;
+        dict.set_item("stm", (native_array(py, &batch.stm)?, "|u1", (n,)))?;
+        dict.set_item("score", (native_array(py, &batch.score)?, "<i4", (n,)))?;
+        dict.set_item("result", (native_array(py, &batch.result)?, "<f4", (n,)))?;
+        Ok(Some(dict.unbind()))
+    }
+
+    /// (kept, dropped by the filters, rejected bad records) so far.
+    fn counts(&self) -> PyResult<(u64, u64, u64)> {
+        let guard = self
+            .inner
+            .lock()
+            .map_err(|_| PyValueError::new_err("loader poisoned"))?;
+        let c = guard.counts();
+        Ok((c.kept, c.dropped, c.rejected))
+    }
+}
+
 /// The SIMD path the batch passes take on this machine (`avx512`, `avx2`, ...).
 #[pyfunction]
 fn simd_path_name() -> String {
@@ -543,6 +696,8 @@ fn simd_path_name() -> String {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeDatabase>()?;
+    m.add_class::<NativeArray>()?;
+    m.add_class::<NativeLoader>()?;
     m.add_function(wrap_pyfunction!(import_files, m)?)?;
     m.add_function(wrap_pyfunction!(simd_path_name, m)?)?;
     m.add("PawnstormError", m.py().get_type::<PawnstormError>())?;

@@ -36,6 +36,9 @@ pub(super) fn import_binpack(
     let mut block = Vec::with_capacity(1 << 20);
     let mut entry_number = 0u64;
     let mut block_number = 0u64;
+    // Reused: a block holds hundreds of thousands of entries, and fresh memory each time
+    // would cost its page faults again.
+    let mut entries = Vec::new();
     loop {
         let mut header = [0u8; 8];
         let got = read_full(&mut reader, &mut header).map_err(io_error)?;
@@ -97,8 +100,8 @@ pub(super) fn import_binpack(
             )?;
             break;
         }
-        let decoded = decode_block(&block);
-        for (entry, starts_chain) in &decoded.entries {
+        let damage = decode_block(&block, &mut entries);
+        for (entry, starts_chain) in &entries {
             entry_number += 1;
             if *starts_chain {
                 *next_game_id = next_game_id.saturating_add(1);
@@ -116,14 +119,14 @@ pub(super) fn import_binpack(
                 )?,
             }
         }
-        if let Some(damage) = decoded.damage {
+        if let Some(damage) = damage {
             reject(
                 &mut counts,
                 handlers,
                 block_number,
                 format!(
                     "block {block_number}: damaged after {} positions ({damage}); the rest of the block is lost",
-                    decoded.entries.len()
+                    entries.len()
                 ),
             )?;
         }
@@ -132,23 +135,18 @@ pub(super) fn import_binpack(
     Ok(counts)
 }
 
-struct DecodedBlock {
-    /// Each entry, and whether it starts a chain.
-    entries: Vec<(sfbinpack::TrainingDataEntry, bool)>,
-    /// Why decoding stopped early, if it did.
-    damage: Option<String>,
-}
-
-/// Every entry of one block (header included). The crate trusts its input (it indexes and
-/// unwraps as it decodes), so damage shows as a panic: it is caught here and ends the block.
-fn decode_block(block: &[u8]) -> DecodedBlock {
+/// Every entry of one block (header included) into `entries`, each with whether it starts
+/// a chain; why decoding stopped early, if it did. The crate trusts its input (it indexes
+/// and unwraps as it decodes), so damage shows as a panic: it is caught here and ends the
+/// block.
+fn decode_block(
+    block: &[u8],
+    entries: &mut Vec<(sfbinpack::TrainingDataEntry, bool)>,
+) -> Option<String> {
     install_quiet_panic_hook();
-    let mut entries = Vec::new();
+    entries.clear();
     if block.len() <= 8 {
-        return DecodedBlock {
-            entries,
-            damage: None,
-        };
+        return None;
     }
     let outcome = quietly(|| {
         let mut reader =
@@ -161,12 +159,10 @@ fn decode_block(block: &[u8]) -> DecodedBlock {
         }
         Ok::<(), String>(())
     });
-    let damage = match outcome {
+    match outcome {
         Ok(Ok(())) => None,
-        Ok(Err(reason)) => Some(reason),
-        Err(reason) => Some(reason),
-    };
-    DecodedBlock { entries, damage }
+        Ok(Err(reason)) | Err(reason) => Some(reason),
+    }
 }
 
 /// Runs `f`, turning a panic into its message, without the panic's report on standard

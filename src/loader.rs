@@ -1,0 +1,501 @@
+//! A streaming batch loader for network trainers: positions from DBs, binpacks and anything
+//! `import` reads, filtered, shuffled through a bounded buffer, cut into batches of NNUE
+//! features with the side to move's score and result, built ahead of the consumer by
+//! worker threads. Memory is bounded by the shuffle buffer and the batches in flight, not by
+//! the data.
+//!
+//! One reader thread walks the inputs in order (a DB's blocks in a seeded random order when
+//! shuffling), applies the filters and feeds the shuffle buffer; what leaves the buffer is
+//! cut into batches, numbered, and handed to the workers, which compute the features; the
+//! consumer takes the batches back in their numbers' order. So every position kept by the
+//! filters appears once per pass, and the same seed gives the same batches whatever the
+//! thread count.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use pawnstorm_kernels::Color;
+
+use crate::db::{Database, DbError};
+use crate::filters::{Filter, Row};
+use crate::import::{self, AfterRejection, Handlers, ImportOptions, Source};
+use crate::labels::{GameResult, Record};
+use crate::movegen::Board;
+use crate::nnue::{FeatureSet, MAX_ACTIVE};
+use crate::training::UNKNOWN_SCORE;
+
+/// What a loader reads and how it cuts it.
+#[derive(Clone, Debug)]
+pub struct LoaderConfig {
+    pub paths: Vec<PathBuf>,
+    pub batch_size: usize,
+    pub set: FeatureSet,
+    pub shuffle: bool,
+    /// Positions held for shuffling (0: no buffer; only the order of DB blocks is shuffled).
+    pub shuffle_buffer: usize,
+    pub seed: u64,
+    /// Worker threads computing features.
+    pub threads: usize,
+    pub filter: Filter,
+}
+
+/// One batch: `len` positions, the arrays row-major.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Batch {
+    pub len: usize,
+    /// (len, 32) active inputs from the side to move's perspective, -1 padded.
+    pub stm_features: Vec<i32>,
+    /// (len, 32) the same from the other side's.
+    pub nstm_features: Vec<i32>,
+    /// 0 White to move, 1 Black.
+    pub stm: Vec<u8>,
+    /// Centipawns, side to move's view; `i32::MIN` unknown.
+    pub score: Vec<i32>,
+    /// The side to move's result: 1, 0.5, 0; NaN unknown.
+    pub result: Vec<f32>,
+}
+
+/// What the reader met besides good positions.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReadCounts {
+    /// Positions that passed the filters.
+    pub kept: u64,
+    pub dropped: u64,
+    /// Bad records in text or binpack inputs (skipped, as `import` skips them).
+    pub rejected: u64,
+}
+
+/// A running pass over the inputs: an iterator of batches.
+pub struct Loader {
+    batches: Receiver<Result<(u64, Batch), String>>,
+    waiting: BTreeMap<u64, Batch>,
+    next: u64,
+    finished: bool,
+    stop: Arc<AtomicBool>,
+    counts: Arc<Mutex<ReadCounts>>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+/// Batches each worker may have built ahead of the consumer.
+const AHEAD_PER_THREAD: usize = 2;
+
+impl Loader {
+    /// Starts the threads of one pass.
+    pub fn start(config: LoaderConfig) -> Result<Loader, String> {
+        if config.batch_size == 0 {
+            return Err("batch_size must be at least 1".to_string());
+        }
+        if config.paths.is_empty() {
+            return Err("no inputs".to_string());
+        }
+        let threads = config.threads.max(1);
+        let (work_tx, work_rx) = sync_channel::<(u64, Vec<Record>)>(threads * AHEAD_PER_THREAD);
+        let (out_tx, out_rx) = sync_channel(threads * AHEAD_PER_THREAD);
+        let stop = Arc::new(AtomicBool::new(false));
+        let counts = Arc::new(Mutex::new(ReadCounts::default()));
+        let mut handles = Vec::new();
+        let work_rx = Arc::new(Mutex::new(work_rx));
+        for _ in 0..threads {
+            let work_rx = Arc::clone(&work_rx);
+            let out_tx = out_tx.clone();
+            let set = config.set;
+            handles.push(std::thread::spawn(move || {
+                loop {
+                    let job = match work_rx.lock() {
+                        Ok(rx) => rx.recv(),
+                        Err(_) => return,
+                    };
+                    let Ok((seq, records)) = job else { return };
+                    let batch = build_batch(&records, set);
+                    if out_tx.send(Ok((seq, batch))).is_err() {
+                        return;
+                    }
+                }
+            }));
+        }
+        {
+            let stop = Arc::clone(&stop);
+            let counts = Arc::clone(&counts);
+            handles.push(std::thread::spawn(move || {
+                let mut batcher = Batcher {
+                    tx: work_tx,
+                    pending: Vec::with_capacity(config.batch_size),
+                    batch_size: config.batch_size,
+                    seq: 0,
+                    stop: &stop,
+                };
+                let outcome = read_all(&config, &mut batcher, &counts);
+                let outcome = outcome.and_then(|()| batcher.flush());
+                if let Err(message) = outcome {
+                    // The consumer may be gone: then nobody needs the message.
+                    let _ = out_tx.send(Err(message));
+                }
+            }));
+        }
+        Ok(Loader {
+            batches: out_rx,
+            waiting: BTreeMap::new(),
+            next: 0,
+            finished: false,
+            stop,
+            counts,
+            threads: handles,
+        })
+    }
+
+    /// What the reader has read so far (all of it once the pass is over).
+    pub fn counts(&self) -> ReadCounts {
+        self.counts.lock().map(|c| c.clone()).unwrap_or_default()
+    }
+}
+
+impl Iterator for Loader {
+    type Item = Result<Batch, String>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(batch) = self.waiting.remove(&self.next) {
+                self.next += 1;
+                return Some(Ok(batch));
+            }
+            if self.finished {
+                return None;
+            }
+            match self.batches.recv() {
+                Ok(Ok((seq, batch))) => {
+                    self.waiting.insert(seq, batch);
+                }
+                Ok(Err(message)) => {
+                    self.finished = true;
+                    self.waiting.clear();
+                    return Some(Err(message));
+                }
+                // Every sender gone: the reader and the workers are done.
+                Err(_) => {
+                    self.finished = true;
+                    if self.waiting.is_empty() {
+                        return None;
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Loader {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        // Unblock the workers (their sends fail once the receiver is gone), then wait.
+        let (_, dead) = sync_channel(0);
+        drop(std::mem::replace(&mut self.batches, dead));
+        for handle in self.threads.drain(..) {
+            let _ = handle.join();
+        }
+    }
+}
+
+/// Cuts the shuffled stream into numbered batches for the workers.
+struct Batcher<'a> {
+    tx: SyncSender<(u64, Vec<Record>)>,
+    pending: Vec<Record>,
+    batch_size: usize,
+    seq: u64,
+    stop: &'a AtomicBool,
+}
+
+impl Batcher<'_> {
+    fn push(&mut self, record: Record) -> Result<(), String> {
+        self.pending.push(record);
+        if self.pending.len() == self.batch_size {
+            self.send()?;
+        }
+        Ok(())
+    }
+
+    fn send(&mut self) -> Result<(), String> {
+        if self.stop.load(Ordering::Relaxed) {
+            return Err(STOPPED.to_string());
+        }
+        let records = std::mem::replace(&mut self.pending, Vec::with_capacity(self.batch_size));
+        self.tx
+            .send((self.seq, records))
+            .map_err(|_| STOPPED.to_string())?;
+        self.seq += 1;
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), String> {
+        if !self.pending.is_empty() {
+            self.send()?;
+        }
+        Ok(())
+    }
+}
+
+const STOPPED: &str = "the loader was dropped";
+
+/// splitmix64: the loader's only randomness, seeded.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        ((self.next() as u128 * n as u128) >> 64) as usize
+    }
+}
+
+/// The shuffle buffer: full, each new position takes the place of a random one, which
+/// leaves; at the end the rest leave in a random order. Each position leaves once.
+struct Shuffler<'a, 'b> {
+    buffer: Vec<Record>,
+    capacity: usize,
+    rng: Rng,
+    out: &'a mut Batcher<'b>,
+}
+
+impl Shuffler<'_, '_> {
+    fn push(&mut self, record: Record) -> Result<(), String> {
+        if self.capacity == 0 {
+            return self.out.push(record);
+        }
+        if self.buffer.len() < self.capacity {
+            self.buffer.push(record);
+            return Ok(());
+        }
+        let j = self.rng.below(self.capacity);
+        let leaving = std::mem::replace(&mut self.buffer[j], record);
+        self.out.push(leaving)
+    }
+
+    fn finish(&mut self) -> Result<(), String> {
+        let mut rest = std::mem::take(&mut self.buffer);
+        for i in (1..rest.len()).rev() {
+            let j = self.rng.below(i + 1);
+            rest.swap(i, j);
+        }
+        for record in rest {
+            self.out.push(record)?;
+        }
+        Ok(())
+    }
+}
+
+fn read_all(
+    config: &LoaderConfig,
+    batcher: &mut Batcher<'_>,
+    counts: &Mutex<ReadCounts>,
+) -> Result<(), String> {
+    let mut rng = Rng(config.seed ^ 0x005e_ed0f_10ad);
+    let capacity = if config.shuffle {
+        config.shuffle_buffer
+    } else {
+        0
+    };
+    let block_rng = Rng(rng.next());
+    let mut shuffler = Shuffler {
+        buffer: Vec::with_capacity(capacity.min(1 << 20)),
+        capacity,
+        rng,
+        out: batcher,
+    };
+    let mut block_rng = block_rng;
+    let mut evaluator = config.filter.evaluator();
+    let mut local = ReadCounts::default();
+    for path in &config.paths {
+        let mut keep = |record: &Record, local: &mut ReadCounts| -> bool {
+            let row = Row::of_record(record);
+            let board = || Some(Board::new(record.position.clone()));
+            if config.filter.is_empty()
+                || config
+                    .filter
+                    .check(&row, board, evaluator.as_mut())
+                    .is_none()
+            {
+                local.kept += 1;
+                true
+            } else {
+                local.dropped += 1;
+                false
+            }
+        };
+        match Database::open(path) {
+            Ok(db) => {
+                let mut order: Vec<usize> = (0..db.block_count()).collect();
+                if config.shuffle {
+                    for i in (1..order.len()).rev() {
+                        let j = block_rng.below(i + 1);
+                        order.swap(i, j);
+                    }
+                }
+                let n = db.block_size() as u64;
+                for b in order {
+                    let range = b as u64 * n..((b as u64 + 1) * n).min(db.len());
+                    for record in db.records(range) {
+                        let record = record.map_err(|e| e.to_string())?;
+                        if keep(&record, &mut local) {
+                            shuffler.push(record)?;
+                        }
+                    }
+                    publish(counts, &local);
+                }
+            }
+            Err(DbError::NotADatabase { .. }) => {
+                let source = Source::File(path.clone());
+                let mut failure = None;
+                let mut rejected = 0u64;
+                let result = import::import(
+                    &source,
+                    source.format(),
+                    &ImportOptions::default(),
+                    &mut 0,
+                    &mut Handlers {
+                        record: &mut |record| {
+                            if keep(record, &mut local)
+                                && let Err(e) = shuffler.push(record.clone())
+                            {
+                                // Stops the import: the loader is gone.
+                                failure = Some(e);
+                                return Err(DbError::Io {
+                                    path: path.clone(),
+                                    error: std::io::Error::other(STOPPED),
+                                });
+                            }
+                            Ok(())
+                        },
+                        reject: &mut |_| {
+                            rejected += 1;
+                            AfterRejection::Continue
+                        },
+                        progress: &mut |_| {},
+                    },
+                );
+                local.rejected += rejected;
+                if let Some(e) = failure {
+                    return Err(e);
+                }
+                result.map_err(|e| e.to_string())?;
+                publish(counts, &local);
+            }
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    shuffler.finish()?;
+    publish(counts, &local);
+    Ok(())
+}
+
+fn publish(counts: &Mutex<ReadCounts>, local: &ReadCounts) {
+    if let Ok(mut c) = counts.lock() {
+        *c = local.clone();
+    }
+}
+
+/// The features and labels of `records`.
+pub fn build_batch(records: &[Record], set: FeatureSet) -> Batch {
+    let n = records.len();
+    let mut batch = Batch {
+        len: n,
+        stm_features: vec![-1; n * MAX_ACTIVE],
+        nstm_features: vec![-1; n * MAX_ACTIVE],
+        stm: Vec::with_capacity(n),
+        score: Vec::with_capacity(n),
+        result: Vec::with_capacity(n),
+    };
+    for (i, record) in records.iter().enumerate() {
+        let p = &record.position;
+        let mut boards = [0u64; 12];
+        for color in [Color::White, Color::Black] {
+            for kind in crate::board::PieceType::ALL {
+                boards[6 * color.index() + kind.index()] = p.pieces(color, kind).0;
+            }
+        }
+        let us = p.side_to_move();
+        let rows = i * MAX_ACTIVE..(i + 1) * MAX_ACTIVE;
+        let ours: &mut [i32; MAX_ACTIVE] = (&mut batch.stm_features[rows.clone()])
+            .try_into()
+            .expect("32 a row");
+        set.active(&boards, us, ours);
+        let theirs: &mut [i32; MAX_ACTIVE] = (&mut batch.nstm_features[rows])
+            .try_into()
+            .expect("32 a row");
+        set.active(&boards, !us, theirs);
+        batch.stm.push((us == Color::Black) as u8);
+        let black = us == Color::Black;
+        batch.score.push(match record.labels.score {
+            Some(s) if black => -s,
+            Some(s) => s,
+            None => UNKNOWN_SCORE,
+        });
+        batch.result.push(match (record.labels.result, black) {
+            (None, _) => f32::NAN,
+            (Some(GameResult::Draw), _) => 0.5,
+            (Some(GameResult::WhiteWin), false) | (Some(GameResult::BlackWin), true) => 1.0,
+            _ => 0.0,
+        });
+    }
+    batch
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shuffle_buffer_lets_every_position_out_once() {
+        let (tx, rx) = sync_channel(1000);
+        let stop = AtomicBool::new(false);
+        let mut batcher = Batcher {
+            tx,
+            pending: Vec::new(),
+            batch_size: 7,
+            seq: 0,
+            stop: &stop,
+        };
+        let mut shuffler = Shuffler {
+            buffer: Vec::new(),
+            capacity: 50,
+            rng: Rng(3),
+            out: &mut batcher,
+        };
+        let positions: Vec<Record> = (0..300u32)
+            .map(|i| Record {
+                position: crate::fen::parse_fen("4k3/8/8/8/8/8/8/4K3 w - - 0 1").unwrap(),
+                labels: crate::labels::Labels {
+                    game_id: Some(i),
+                    ..Default::default()
+                },
+            })
+            .collect();
+        for p in positions {
+            shuffler.push(p).unwrap();
+        }
+        shuffler.finish().unwrap();
+        batcher.flush().unwrap();
+        drop(batcher);
+        let mut seen: Vec<u32> = rx
+            .iter()
+            .flat_map(|(_, records)| records.into_iter().map(|r| r.labels.game_id.unwrap()))
+            .collect();
+        let order = seen.clone();
+        seen.sort();
+        assert_eq!(seen, (0..300).collect::<Vec<_>>());
+        // Shuffled: far from the input order.
+        let in_place = order
+            .iter()
+            .enumerate()
+            .filter(|(i, g)| *i as u32 == **g)
+            .count();
+        assert!(in_place < 30, "{in_place} positions kept their place");
+    }
+}
