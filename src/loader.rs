@@ -59,6 +59,116 @@ pub struct Batch {
     pub result: Vec<f32>,
 }
 
+/// A position as the pipeline carries it: 32 bytes, so that the shuffle buffer is a
+/// quarter of the size of full records and its random accesses miss the cache less.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Packed {
+    occupied: u64,
+    /// One nibble per occupied square in ascending order: colour × 6 + type.
+    pieces: [u8; 16],
+    /// Side to move's view; `i32::MIN` unknown.
+    score: i32,
+    /// 0 White to move, 1 Black.
+    stm: u8,
+    /// Side to move's result: 2 won, 1 draw, 0 lost, 255 unknown.
+    result: u8,
+    /// Unused by the pipeline (tests number positions with it); pads to 32 bytes.
+    tag: u16,
+}
+
+impl Packed {
+    fn new(
+        boards: &[u64; 12],
+        black_to_move: bool,
+        white_score: Option<i32>,
+        white_result: Option<i8>,
+    ) -> Packed {
+        let mut codes = [0u8; 64];
+        let mut occupied = 0u64;
+        for (code, &board) in boards.iter().enumerate() {
+            occupied |= board;
+            let mut b = board;
+            while b != 0 {
+                codes[b.trailing_zeros() as usize] = code as u8;
+                b &= b - 1;
+            }
+        }
+        let mut pieces = [0u8; 16];
+        let mut b = occupied;
+        let mut i = 0;
+        while b != 0 {
+            let sq = b.trailing_zeros() as usize;
+            pieces[i / 2] |= codes[sq] << (4 * (i & 1));
+            i += 1;
+            b &= b - 1;
+        }
+        Packed {
+            occupied,
+            pieces,
+            score: match white_score {
+                Some(s) if black_to_move => -s,
+                Some(s) => s,
+                None => UNKNOWN_SCORE,
+            },
+            stm: black_to_move as u8,
+            result: match white_result {
+                None => 255,
+                Some(r) => {
+                    let r = if black_to_move { -r } else { r };
+                    (r + 1) as u8
+                }
+            },
+            tag: 0,
+        }
+    }
+
+    fn of_record(record: &Record) -> Packed {
+        let p = &record.position;
+        let mut boards = [0u64; 12];
+        for color in [Color::White, Color::Black] {
+            for kind in crate::board::PieceType::ALL {
+                boards[6 * color.index() + kind.index()] = p.pieces(color, kind).0;
+            }
+        }
+        Packed::new(
+            &boards,
+            p.side_to_move() == Color::Black,
+            record.labels.score,
+            record.labels.result.map(GameResult::to_i8),
+        )
+    }
+
+    fn of_block_row(block: &crate::db::Block<'_>, row: usize) -> Packed {
+        let mut boards = [0u64; 12];
+        for (i, board) in boards.iter_mut().enumerate() {
+            *board = block.pieces[i % 6][row].0 & block.colors[i / 6][row].0;
+        }
+        let score = block
+            .score
+            .map(|c| c[row])
+            .filter(|&s| s != crate::db::NO_SCORE);
+        let result = block
+            .result
+            .map(|c| c[row])
+            .filter(|&r| r != crate::db::NO_RESULT);
+        Packed::new(&boards, block.side_to_move[row] != 0, score, result)
+    }
+
+    fn boards(&self) -> [u64; 12] {
+        let mut boards = [0u64; 12];
+        let mut b = self.occupied;
+        let mut i = 0;
+        while b != 0 {
+            let sq = b.trailing_zeros();
+            let code = (self.pieces[i / 2] >> (4 * (i & 1))) & 15;
+            boards[code as usize] |= 1 << sq;
+            i += 1;
+            b &= b - 1;
+        }
+        boards
+    }
+}
+
 /// What the reader met besides good positions.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ReadCounts {
@@ -93,7 +203,7 @@ impl Loader {
             return Err("no inputs".to_string());
         }
         let threads = config.threads.max(1);
-        let (work_tx, work_rx) = sync_channel::<(u64, Vec<Record>)>(threads * AHEAD_PER_THREAD);
+        let (work_tx, work_rx) = sync_channel::<(u64, Vec<Packed>)>(threads * AHEAD_PER_THREAD);
         let (out_tx, out_rx) = sync_channel(threads * AHEAD_PER_THREAD);
         let stop = Arc::new(AtomicBool::new(false));
         let counts = Arc::new(Mutex::new(ReadCounts::default()));
@@ -200,15 +310,15 @@ impl Drop for Loader {
 
 /// Cuts the shuffled stream into numbered batches for the workers.
 struct Batcher<'a> {
-    tx: SyncSender<(u64, Vec<Record>)>,
-    pending: Vec<Record>,
+    tx: SyncSender<(u64, Vec<Packed>)>,
+    pending: Vec<Packed>,
     batch_size: usize,
     seq: u64,
     stop: &'a AtomicBool,
 }
 
 impl Batcher<'_> {
-    fn push(&mut self, record: Record) -> Result<(), String> {
+    fn push(&mut self, record: Packed) -> Result<(), String> {
         self.pending.push(record);
         if self.pending.len() == self.batch_size {
             self.send()?;
@@ -258,22 +368,30 @@ impl Rng {
 /// The shuffle buffer: full, each new position takes the place of a random one, which
 /// leaves; at the end the rest leave in a random order. Each position leaves once.
 struct Shuffler<'a, 'b> {
-    buffer: Vec<Record>,
+    buffer: Vec<Packed>,
     capacity: usize,
     rng: Rng,
+    /// The slot the next position replaces, drawn one push ahead so that it can be
+    /// prefetched: a random slot of a large buffer is a cache miss, the loader's main cost.
+    next_slot: usize,
     out: &'a mut Batcher<'b>,
 }
 
 impl Shuffler<'_, '_> {
-    fn push(&mut self, record: Record) -> Result<(), String> {
+    fn push(&mut self, record: Packed) -> Result<(), String> {
         if self.capacity == 0 {
             return self.out.push(record);
         }
         if self.buffer.len() < self.capacity {
             self.buffer.push(record);
+            if self.buffer.len() == self.capacity {
+                self.next_slot = self.rng.below(self.capacity);
+            }
             return Ok(());
         }
-        let j = self.rng.below(self.capacity);
+        let j = self.next_slot;
+        self.next_slot = self.rng.below(self.capacity);
+        prefetch(&self.buffer[self.next_slot]);
         let leaving = std::mem::replace(&mut self.buffer[j], record);
         self.out.push(leaving)
     }
@@ -289,6 +407,20 @@ impl Shuffler<'_, '_> {
         }
         Ok(())
     }
+}
+
+#[inline(always)]
+fn prefetch<T>(value: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint; it reads nothing architecturally and cannot fault.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(
+            (value as *const T).cast::<i8>(),
+            std::arch::x86_64::_MM_HINT_T0,
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = value;
 }
 
 fn read_all(
@@ -307,6 +439,7 @@ fn read_all(
         buffer: Vec::with_capacity(capacity.min(1 << 20)),
         capacity,
         rng,
+        next_slot: 0,
         out: batcher,
     };
     let mut block_rng = block_rng;
@@ -338,13 +471,25 @@ fn read_all(
                         order.swap(i, j);
                     }
                 }
-                let n = db.block_size() as u64;
                 for b in order {
-                    let range = b as u64 * n..((b as u64 + 1) * n).min(db.len());
-                    for record in db.records(range) {
-                        let record = record.map_err(|e| e.to_string())?;
-                        if keep(&record, &mut local) {
-                            shuffler.push(record)?;
+                    // Read and checked (checksum, every row a position) as every pass reads.
+                    let block = db.block(b).map_err(|e| e.to_string())?;
+                    for row in 0..block.len {
+                        let kept = if config.filter.is_empty() {
+                            true
+                        } else {
+                            let view = Row::of_block(&block, row);
+                            let board = || block.record(row).ok().map(|r| Board::new(r.position));
+                            config
+                                .filter
+                                .check(&view, board, evaluator.as_mut())
+                                .is_none()
+                        };
+                        if kept {
+                            local.kept += 1;
+                            shuffler.push(Packed::of_block_row(&block, row))?;
+                        } else {
+                            local.dropped += 1;
                         }
                     }
                     publish(counts, &local);
@@ -362,7 +507,7 @@ fn read_all(
                     &mut Handlers {
                         record: &mut |record| {
                             if keep(record, &mut local)
-                                && let Err(e) = shuffler.push(record.clone())
+                                && let Err(e) = shuffler.push(Packed::of_record(record))
                             {
                                 // Stops the import: the loader is gone.
                                 failure = Some(e);
@@ -401,9 +546,9 @@ fn publish(counts: &Mutex<ReadCounts>, local: &ReadCounts) {
     }
 }
 
-/// The features and labels of `records`.
-pub fn build_batch(records: &[Record], set: FeatureSet) -> Batch {
-    let n = records.len();
+/// The features and labels of `positions`.
+pub fn build_batch(positions: &[Packed], set: FeatureSet) -> Batch {
+    let n = positions.len();
     let mut batch = Batch {
         len: n,
         stm_features: vec![-1; n * MAX_ACTIVE],
@@ -412,15 +557,13 @@ pub fn build_batch(records: &[Record], set: FeatureSet) -> Batch {
         score: Vec::with_capacity(n),
         result: Vec::with_capacity(n),
     };
-    for (i, record) in records.iter().enumerate() {
-        let p = &record.position;
-        let mut boards = [0u64; 12];
-        for color in [Color::White, Color::Black] {
-            for kind in crate::board::PieceType::ALL {
-                boards[6 * color.index() + kind.index()] = p.pieces(color, kind).0;
-            }
-        }
-        let us = p.side_to_move();
+    for (i, packed) in positions.iter().enumerate() {
+        let boards = packed.boards();
+        let us = if packed.stm == 0 {
+            Color::White
+        } else {
+            Color::Black
+        };
         let rows = i * MAX_ACTIVE..(i + 1) * MAX_ACTIVE;
         let ours: &mut [i32; MAX_ACTIVE] = (&mut batch.stm_features[rows.clone()])
             .try_into()
@@ -430,18 +573,13 @@ pub fn build_batch(records: &[Record], set: FeatureSet) -> Batch {
             .try_into()
             .expect("32 a row");
         set.active(&boards, !us, theirs);
-        batch.stm.push((us == Color::Black) as u8);
-        let black = us == Color::Black;
-        batch.score.push(match record.labels.score {
-            Some(s) if black => -s,
-            Some(s) => s,
-            None => UNKNOWN_SCORE,
-        });
-        batch.result.push(match (record.labels.result, black) {
-            (None, _) => f32::NAN,
-            (Some(GameResult::Draw), _) => 0.5,
-            (Some(GameResult::WhiteWin), false) | (Some(GameResult::BlackWin), true) => 1.0,
-            _ => 0.0,
+        batch.stm.push(packed.stm);
+        batch.score.push(packed.score);
+        batch.result.push(match packed.result {
+            2 => 1.0,
+            1 => 0.5,
+            0 => 0.0,
+            _ => f32::NAN,
         });
     }
     batch
@@ -450,6 +588,33 @@ pub fn build_batch(records: &[Record], set: FeatureSet) -> Batch {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_packed_position_gives_back_its_boards_and_the_side_to_moves_labels() {
+        let fen = "r3k2r/pppq1ppp/2npbn2/2b1p3/2B1P3/2NPBN2/PPPQ1PPP/R3K2R b KQkq - 0 9";
+        let record = Record {
+            position: crate::fen::parse_fen(fen).unwrap(),
+            labels: crate::labels::Labels {
+                score: Some(35),
+                result: Some(GameResult::WhiteWin),
+                ..Default::default()
+            },
+        };
+        let packed = Packed::of_record(&record);
+        assert_eq!(std::mem::size_of::<Packed>(), 32);
+        let mut boards = [0u64; 12];
+        for color in [Color::White, Color::Black] {
+            for kind in crate::board::PieceType::ALL {
+                boards[6 * color.index() + kind.index()] = record.position.pieces(color, kind).0;
+            }
+        }
+        assert_eq!(packed.boards(), boards);
+        let batch = build_batch(&[packed], FeatureSet::Chess768);
+        assert_eq!(
+            (batch.stm[0], batch.score[0], batch.result[0]),
+            (1, -35, 0.0)
+        );
+    }
 
     #[test]
     fn the_shuffle_buffer_lets_every_position_out_once() {
@@ -466,15 +631,17 @@ mod tests {
             buffer: Vec::new(),
             capacity: 50,
             rng: Rng(3),
+            next_slot: 0,
             out: &mut batcher,
         };
-        let positions: Vec<Record> = (0..300u32)
-            .map(|i| Record {
-                position: crate::fen::parse_fen("4k3/8/8/8/8/8/8/4K3 w - - 0 1").unwrap(),
-                labels: crate::labels::Labels {
-                    game_id: Some(i),
-                    ..Default::default()
-                },
+        let position = Record {
+            position: crate::fen::parse_fen("4k3/8/8/8/8/8/8/4K3 w - - 0 1").unwrap(),
+            labels: Default::default(),
+        };
+        let positions: Vec<Packed> = (0..300u16)
+            .map(|i| Packed {
+                tag: i,
+                ..Packed::of_record(&position)
             })
             .collect();
         for p in positions {
@@ -485,7 +652,7 @@ mod tests {
         drop(batcher);
         let mut seen: Vec<u32> = rx
             .iter()
-            .flat_map(|(_, records)| records.into_iter().map(|r| r.labels.game_id.unwrap()))
+            .flat_map(|(_, records)| records.into_iter().map(|r| r.tag as u32))
             .collect();
         let order = seen.clone();
         seen.sort();

@@ -115,14 +115,15 @@ def gil_free_share(call):
         time.sleep(0.3)  # sleep releases the GIL: the free-running rate
         free_rate = (count - before) / 0.3
         before, start = count, time.perf_counter()
-        call()
+        # Repeated to half a second at least, so that a fast machine still tells.
+        while time.perf_counter() - start < 0.5:
+            call()
         seconds = time.perf_counter() - start
         during = count - before
     finally:
         done = True
         thread.join()
         sys.setswitchinterval(old)
-    assert seconds > 0.2, f"the call took {seconds:.3f} s: too short to tell"
     return during / seconds / free_rate
 
 
@@ -139,14 +140,10 @@ def test_the_gil_is_released_while_batches_are_built(inputs):
 def test_the_gil_is_released_while_evaluate_runs(inputs):
     db = pawnstorm.Database(inputs["texel"])
 
-    def evaluate_often():
-        for _ in range(20):
-            db.evaluate(threads=1)
-
-    assert gil_free_share(evaluate_often) > 0.3
+    assert gil_free_share(lambda: db.evaluate(threads=1)) > 0.3
 
 
 def test_a_gil_holding_call_fails_the_check():
     """The check can fail: a native call that holds the GIL throughout (the regex engine
     backtracking, which never lets go of it) keeps the counter still."""
-    assert gil_free_share(lambda: re.match(r"(a+)+$", "a" * 23 + "b")) < 0.1
+    assert gil_free_share(lambda: re.match(r"(a+)+$", "a" * 21 + "b")) < 0.1

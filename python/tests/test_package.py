@@ -361,8 +361,9 @@ def test_an_empty_db_gives_empty_arrays(tmp_path):
 
 def test_passes_release_the_gil(dbs):
     """Two evaluations in two Python threads run at once: each thread's call returns the
-    same scores as alone (a pass that kept the GIL would still be right, so this checks that
-    concurrent use is safe; the release itself is `py.detach` around every pass)."""
+    same scores as alone. This checks that concurrent use is safe (a pass that kept the GIL
+    would pass it too); test_loader.py's GIL tests check the release itself, with a Python
+    thread that must keep counting while `evaluate` or the loader runs."""
     db = pawnstorm.Database(dbs["texel"])
     alone = db.evaluate(threads=1)
     results = [None, None]
