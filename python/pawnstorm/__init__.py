@@ -233,9 +233,10 @@ class Database:
 
     def features(
         self,
-        kind: Literal["masks", "terms", "planes"] = "masks",
+        kind: Literal["masks", "terms", "planes", "nnue"] = "masks",
         threads: int | None = None,
         *,
+        set: str | None = None,
         sparse: bool = False,
         unpacked: bool = False,
         weights: PathLike | None = None,
@@ -254,8 +255,10 @@ class Database:
         (computed straight into the array). ``terms`` and ``planes``: a dict of the arrays
         of the CLI's ``.npz`` (features and labels; ``sparse`` for terms' CSR layout,
         ``unpacked`` for planes of one byte a square), written by the library's ``.npz``
-        writer to a temporary file and loaded. The filters are the CLI's (``pieces`` as
-        ``"MIN..MAX"``), for ``terms`` and ``planes``.
+        writer to a temporary file and loaded. ``nnue`` (with ``set``: ``768``, ``halfkp``,
+        ``halfka_v2_hm``): the arrays of ``--kind nnue --set SET``, score and result from
+        the side to move's view. The filters are the CLI's (``pieces`` as ``"MIN..MAX"``),
+        for ``terms``, ``planes`` and ``nnue``.
         """
         filters = {
             "skip_check": skip_check,
@@ -274,12 +277,14 @@ class Database:
             out = np.empty(len(self), dtype=_dtype(self._native.mask_columns()))
             self._native.masks_into(out.view(np.uint8), threads, scalar)
             return out
-        if kind not in ("terms", "planes"):
-            raise ValueError(f"kind must be 'masks', 'terms' or 'planes', not {kind!r}")
+        if kind not in ("terms", "planes", "nnue"):
+            raise ValueError(f"kind must be 'masks', 'terms', 'planes' or 'nnue', not {kind!r}")
+        if (kind == "nnue") != (set is not None):
+            raise ValueError("kind 'nnue' needs set= (768, halfkp or halfka_v2_hm); set is for 'nnue' only")
         with tempfile.TemporaryDirectory(prefix="pawnstorm-") as tmp:
             path = os.path.join(tmp, f"{kind}.npz")
             self._native.write_npz(
-                kind,
+                kind if set is None else f"nnue:{set}",
                 path,
                 threads,
                 sparse,

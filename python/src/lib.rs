@@ -322,15 +322,28 @@ impl NativeDatabase {
         scalar: bool,
         filters: &Bound<'_, PyDict>,
     ) -> PyResult<()> {
+        // `nnue:SET` names the NNUE kind with its feature set.
+        let nnue = match kind.strip_prefix("nnue:") {
+            Some(set) => Some(FeatureSet::parse(set).ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "{set:?} is not a feature set: 768, halfkp or halfka_v2_hm"
+                ))
+            })?),
+            None => None,
+        };
         let terms = match kind {
             "terms" => true,
             "planes" => false,
+            _ if nnue.is_some() => false,
             other => {
                 return Err(PyValueError::new_err(format!(
-                    "unknown npz feature kind {other:?} (terms or planes)"
+                    "unknown npz feature kind {other:?} (terms, planes or nnue)"
                 )));
             }
         };
+        if unpacked && nnue.is_some() {
+            return Err(PyValueError::new_err("unpacked is for kind 'planes'"));
+        }
         if sparse && !terms {
             return Err(PyValueError::new_err("sparse is for kind 'terms'"));
         }
@@ -348,7 +361,9 @@ impl NativeDatabase {
                 let mut npz = NpzWriter::create(&path)
                     .with_context(|| format!("creating {}", path.display()))?;
                 let progress = |_: u64| {};
-                if terms {
+                if let Some(set) = nnue {
+                    training::write_nnue(db, &selection, set, &mut npz, &progress)?;
+                } else if terms {
                     let layout = if sparse {
                         Layout::Sparse
                     } else {
@@ -362,7 +377,12 @@ impl NativeDatabase {
                         db, &selection, unpacked, path_simd, &mut npz, &progress,
                     )?;
                 }
-                training::write_labels(db, &selection, training::Pov::White, &mut npz)?;
+                let pov = if nnue.is_some() {
+                    training::Pov::SideToMove
+                } else {
+                    training::Pov::White
+                };
+                training::write_labels(db, &selection, pov, &mut npz)?;
                 npz.finish()?;
                 Ok(())
             })
