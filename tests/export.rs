@@ -140,7 +140,10 @@ fn the_format_comes_from_the_option_or_the_extension_and_contradictions_are_refu
         "{error}"
     );
     let (_, error) = fails(&["export", s(&db), "--format", "csv"]);
-    assert!(error.contains("epd, parquet, plain or bullet"), "{error}");
+    assert!(
+        error.contains("epd, parquet, plain, bullet or binpack"),
+        "{error}"
+    );
 }
 
 #[test]

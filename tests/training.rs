@@ -516,7 +516,7 @@ fn terms_files_name_their_weights_and_refuse_bad_options() {
     );
     fails(
         &["features", &input, "--skip-check", "-o", "m.npy"],
-        "filters are for --kind terms and planes",
+        "filters are for --kind terms, planes and nnue",
     );
     assert!(!Path::new(out).exists());
 }

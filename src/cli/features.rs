@@ -79,7 +79,7 @@ pub fn run(args: Args, global: Global) -> Result<()> {
     }
     if args.filters.is_active() {
         anyhow::bail!(
-            "--kind masks writes a row per DB position (the index column is the DB row); filters are for --kind terms and planes"
+            "--kind masks writes a row per DB position (the index column is the DB row); filters are for --kind terms, planes and nnue"
         );
     }
     let start = Instant::now();

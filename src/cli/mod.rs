@@ -69,7 +69,7 @@ pub enum Command {
     Import(import::Args),
     /// Describe a position DB: positions, blocks, columns, size
     Info(info::Args),
-    /// Write a DB's positions as EPD lines, Parquet, Stockfish .plain or bullet records
+    /// Write a DB's positions as EPD lines, Parquet, Stockfish .plain or .binpack, or bullet records
     Export(export::Args),
     /// Compute per-position features (pawn-structure masks, king distances) into .npy or .csv
     Features(features::Args),
