@@ -261,6 +261,12 @@ impl Loader {
     pub fn counts(&self) -> ReadCounts {
         self.counts.lock().map(|c| c.clone()).unwrap_or_default()
     }
+
+    /// The counts as the reader updates them, readable without the loader (which its
+    /// consumer may be holding while it waits for a batch).
+    pub fn counts_handle(&self) -> Arc<Mutex<ReadCounts>> {
+        Arc::clone(&self.counts)
+    }
 }
 
 impl Iterator for Loader {

@@ -617,6 +617,7 @@ fn native_array<T: bytemuck::Pod>(py: Python<'_>, values: &[T]) -> PyResult<Py<N
 #[pyclass(frozen, module = "pawnstorm._native", name = "NativeLoader")]
 struct NativeLoader {
     inner: std::sync::Mutex<Loader>,
+    counts: Arc<std::sync::Mutex<pawnstorm::loader::ReadCounts>>,
 }
 
 #[pymethods]
@@ -654,6 +655,7 @@ impl NativeLoader {
         })
         .map_err(PyValueError::new_err)?;
         Ok(NativeLoader {
+            counts: loader.counts_handle(),
             inner: std::sync::Mutex::new(loader),
         })
     }
@@ -661,12 +663,14 @@ impl NativeLoader {
     /// The next batch as {name: (NativeArray, dtype, shape)}, or None at the end of the
     /// pass. Waits for the workers with the GIL released.
     fn next_batch(&self, py: Python<'_>) -> PyResult<Option<Py<PyDict>>> {
-        let mut guard = self
-            .inner
-            .lock()
-            .map_err(|_| PyValueError::new_err("loader poisoned"))?;
-        let loader: &mut Loader = &mut guard;
-        let next = py.detach(move || loader.next());
+        // The lock too is taken with the GIL released: a second Python thread iterating
+        // the same pass waits here without holding the GIL the first one needs back.
+        let next = py
+            .detach(|| match self.inner.lock() {
+                Ok(mut loader) => Ok(loader.next()),
+                Err(_) => Err(()),
+            })
+            .map_err(|()| PyValueError::new_err("loader poisoned"))?;
         let batch = match next {
             None => return Ok(None),
             Some(Err(message)) => return Err(PawnstormError::new_err(message)),
@@ -698,11 +702,11 @@ impl NativeLoader {
 
     /// (kept, dropped by the filters, rejected bad records) so far.
     fn counts(&self) -> PyResult<(u64, u64, u64)> {
-        let guard = self
-            .inner
+        let c = self
+            .counts
             .lock()
-            .map_err(|_| PyValueError::new_err("loader poisoned"))?;
-        let c = guard.counts();
+            .map_err(|_| PyValueError::new_err("loader poisoned"))?
+            .clone();
         Ok((c.kept, c.dropped, c.rejected))
     }
 }

@@ -147,3 +147,23 @@ def test_a_gil_holding_call_fails_the_check():
     """The check can fail: a native call that holds the GIL throughout (the regex engine
     backtracking, which never lets go of it) keeps the counter still."""
     assert gil_free_share(lambda: re.match(r"(a+)+$", "a" * 21 + "b")) < 0.1
+
+
+def test_counts_can_be_read_while_a_pass_waits_for_batches(inputs):
+    """counts() from another thread while the main thread waits in the native call: the
+    counts live outside the loader the waiting call holds, so neither blocks the other."""
+    loader = pawnstorm.Loader(inputs["texel"], batch_size=2000, shuffle_buffer=50_000, threads=1)
+    stop = False
+    seen = []
+
+    def poll():
+        while not stop:
+            seen.append(loader.counts()["kept"])
+
+    poller = threading.Thread(target=poll, daemon=True)
+    poller.start()
+    total = sum(len(b["stm"]) for b in loader)
+    stop = True
+    poller.join(timeout=10)
+    assert not poller.is_alive()
+    assert seen and max(seen) <= total == loader.counts()["kept"]
