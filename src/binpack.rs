@@ -376,7 +376,7 @@ mod tests {
     #[test]
     fn en_passant_and_promotions_keep_their_kind() {
         let ep = labelled(
-            "4k3/8/8/3pP3/8/8/8/4K3 w - d6 0 21",
+            "4k3/8/8/3pP3/8/8/8/4K3 w - d6 0 11",
             -40,
             GameResult::Draw,
             "e5d6",
@@ -387,7 +387,7 @@ mod tests {
         );
         assert_eq!(round_trip(&ep), ep);
         let promo = labelled(
-            "4k3/1P6/8/8/8/8/8/4K3 w - - 0 21",
+            "4k3/1P6/8/8/8/8/8/4K3 w - - 0 11",
             900,
             GameResult::WhiteWin,
             "b7b8n",
