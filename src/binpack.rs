@@ -43,6 +43,42 @@ const SF_TYPES: [SfPieceType; 6] = [
     SfPieceType::King,
 ];
 
+/// The four castling rights on both sides: binpack knows only the standard ones, with the
+/// rook on the h-file (king side) or the a-file (queen side).
+const CASTLING: [(Color, CastlingSide, SfCastling, u8); 4] = [
+    (
+        Color::White,
+        CastlingSide::King,
+        SfCastling::WHITE_KING_SIDE,
+        7,
+    ),
+    (
+        Color::White,
+        CastlingSide::Queen,
+        SfCastling::WHITE_QUEEN_SIDE,
+        0,
+    ),
+    (
+        Color::Black,
+        CastlingSide::King,
+        SfCastling::BLACK_KING_SIDE,
+        7,
+    ),
+    (
+        Color::Black,
+        CastlingSide::Queen,
+        SfCastling::BLACK_QUEEN_SIDE,
+        0,
+    ),
+];
+
+fn sf_color(color: Color) -> SfColor {
+    match color {
+        Color::White => SfColor::White,
+        Color::Black => SfColor::Black,
+    }
+}
+
 /// The DB record of a binpack entry, with `game_id`; or why it cannot be one.
 pub fn record_of_entry(entry: &TrainingDataEntry, game_id: u32) -> Result<Record, String> {
     let pos = &entry.pos;
@@ -60,32 +96,7 @@ pub fn record_of_entry(entry: &TrainingDataEntry, game_id: u32) -> Result<Record
     ];
     let rights = pos.castling_rights();
     let mut castling = CastlingRights::NONE;
-    for (color, side_, right, rook_file) in [
-        (
-            Color::White,
-            CastlingSide::King,
-            SfCastling::WHITE_KING_SIDE,
-            7,
-        ),
-        (
-            Color::White,
-            CastlingSide::Queen,
-            SfCastling::WHITE_QUEEN_SIDE,
-            0,
-        ),
-        (
-            Color::Black,
-            CastlingSide::King,
-            SfCastling::BLACK_KING_SIDE,
-            7,
-        ),
-        (
-            Color::Black,
-            CastlingSide::Queen,
-            SfCastling::BLACK_QUEEN_SIDE,
-            0,
-        ),
-    ] {
+    for (color, side_, right, rook_file) in CASTLING {
         if rights.contains(right) {
             castling.set(color, side_, pawnstorm_kernels::File::new(rook_file));
         }
@@ -209,50 +220,22 @@ pub fn entry_of_record(record: &Record) -> Result<TrainingDataEntry, Unwritable>
     let code = labels.move_played.ok_or(Unwritable::NoMove)?;
     let position = &record.position;
     let side = position.side_to_move();
-    let sf_side = match side {
-        Color::White => SfColor::White,
-        Color::Black => SfColor::Black,
-    };
     let mut pos = SfPosition::empty();
     for color in [Color::White, Color::Black] {
-        let sf_color = match color {
-            Color::White => SfColor::White,
-            Color::Black => SfColor::Black,
-        };
+        let colour = sf_color(color);
         for (kind, sf) in PieceType::ALL.into_iter().zip(SF_TYPES) {
             for square in position.pieces(color, kind).squares() {
                 pos.place(
-                    SfPiece::new(sf, sf_color),
+                    SfPiece::new(sf, colour),
                     SfSquare::new(square.index() as u32),
                 );
             }
         }
     }
-    pos.set_side_to_move(sf_side);
+    pos.set_side_to_move(sf_color(side));
     let mut rights = SfCastling::NONE;
     let castling = position.castling();
-    for (color, castle_side, right) in [
-        (
-            Color::White,
-            CastlingSide::King,
-            SfCastling::WHITE_KING_SIDE,
-        ),
-        (
-            Color::White,
-            CastlingSide::Queen,
-            SfCastling::WHITE_QUEEN_SIDE,
-        ),
-        (
-            Color::Black,
-            CastlingSide::King,
-            SfCastling::BLACK_KING_SIDE,
-        ),
-        (
-            Color::Black,
-            CastlingSide::Queen,
-            SfCastling::BLACK_QUEEN_SIDE,
-        ),
-    ] {
+    for (color, castle_side, right, _) in CASTLING {
         if castling.rook_file(color, castle_side).is_some() {
             rights |= right;
         }
@@ -306,11 +289,11 @@ fn binpack_move(position: &Position, code: u16) -> Option<SfMove> {
     let (sf_from, sf_to) = (SfSquare::new(from as u32), SfSquare::new(to as u32));
     if promotion > 0 {
         let kind = SF_TYPES[promotion as usize];
-        let color = match piece.color {
-            Color::White => SfColor::White,
-            Color::Black => SfColor::Black,
-        };
-        return Some(SfMove::promotion(sf_from, sf_to, SfPiece::new(kind, color)));
+        return Some(SfMove::promotion(
+            sf_from,
+            sf_to,
+            SfPiece::new(kind, sf_color(piece.color)),
+        ));
     }
     match piece.kind {
         PieceType::King if (from as i32 - to as i32).abs() == 2 => {
