@@ -83,51 +83,102 @@ impl FeatureSet {
         perspective: Color,
         out: &mut [i32; MAX_ACTIVE],
     ) -> usize {
-        let black = perspective == Color::Black;
-        let king_square = boards[6 * perspective.index() + KING].trailing_zeros() as i32;
+        let (base, orient) = self.layout(boards, perspective);
         let mut n = 0;
-        let mut push = |index: i32| {
-            if n < MAX_ACTIVE {
-                out[n] = index;
+        for (code, &board) in boards.iter().enumerate() {
+            if self.skips(code) {
+                continue;
             }
-            n += 1;
-        };
-        match self {
-            FeatureSet::Chess768 => {
-                let flip = if black { 56 } else { 0 };
-                for (i, &board) in boards.iter().enumerate() {
-                    let theirs = (i / 6 != perspective.index()) as i32;
-                    let base = theirs * 384 + (i % 6) as i32 * 64;
-                    for_each_square(board, |sq| push(base + (sq ^ flip)));
+            for_each_square(board, |sq| {
+                if n < MAX_ACTIVE {
+                    out[n] = base[code] + (sq ^ orient);
                 }
-            }
-            FeatureSet::HalfKp => {
-                let orient = if black { 63 } else { 0 };
-                let king = (king_square ^ orient) * HALFKP_PLANES;
-                for (i, &board) in boards.iter().enumerate() {
-                    if i % 6 == KING {
-                        continue;
-                    }
-                    let theirs = (i / 6 != perspective.index()) as i32;
-                    let base = 1 + ((i % 6) as i32 * 2 + theirs) * 64 + king;
-                    for_each_square(board, |sq| push(base + (sq ^ orient)));
-                }
-            }
-            FeatureSet::HalfKaV2Hm => {
-                let mirror = if king_square % 8 < 4 { 7 } else { 0 };
-                let orient = mirror ^ if black { 56 } else { 0 };
-                let bucket = KING_BUCKETS[(king_square ^ orient) as usize] * HALFKA_PLANES;
-                for (i, &board) in boards.iter().enumerate() {
-                    let theirs = (i / 6 != perspective.index()) as i32;
-                    let plane = ((i % 6) as i32 * 2 + theirs).min(10);
-                    let base = plane * 64 + bucket;
-                    for_each_square(board, |sq| push(base + (sq ^ orient)));
-                }
-            }
+                n += 1;
+            });
         }
         let written = n.min(MAX_ACTIVE);
         out[written..].fill(-1);
         written
+    }
+
+    /// [`FeatureSet::active`] from both perspectives in one pass over the pieces: `ours`
+    /// from `us`, `theirs` from the other side (what a trainer feeds, side to move first).
+    #[inline]
+    pub fn active_both(
+        self,
+        boards: &[u64; 12],
+        us: Color,
+        ours: &mut [i32; MAX_ACTIVE],
+        theirs: &mut [i32; MAX_ACTIVE],
+    ) -> usize {
+        let (our_base, our_orient) = self.layout(boards, us);
+        let (their_base, their_orient) = self.layout(boards, !us);
+        let mut n = 0;
+        for (code, &board) in boards.iter().enumerate() {
+            if self.skips(code) {
+                continue;
+            }
+            for_each_square(board, |sq| {
+                if n < MAX_ACTIVE {
+                    ours[n] = our_base[code] + (sq ^ our_orient);
+                    theirs[n] = their_base[code] + (sq ^ their_orient);
+                }
+                n += 1;
+            });
+        }
+        let written = n.min(MAX_ACTIVE);
+        ours[written..].fill(-1);
+        theirs[written..].fill(-1);
+        written
+    }
+
+    /// HalfKP has no inputs for the kings.
+    #[inline(always)]
+    fn skips(self, code: usize) -> bool {
+        self == FeatureSet::HalfKp && code % 6 == KING
+    }
+
+    /// The index of each piece code's feature on the square `0`, and the square
+    /// orientation (an XOR), from `perspective`'s side: a piece's index is `base[code] +
+    /// (square ^ orient)`.
+    #[inline(always)]
+    fn layout(self, boards: &[u64; 12], perspective: Color) -> ([i32; 12], i32) {
+        let black = perspective == Color::Black;
+        let king_square = boards[6 * perspective.index() + KING].trailing_zeros() as i32;
+        let mut base = [0; 12];
+        let orient = match self {
+            FeatureSet::Chess768 => {
+                for (code, b) in base.iter_mut().enumerate() {
+                    let theirs = (code / 6 != perspective.index()) as i32;
+                    *b = theirs * 384 + (code % 6) as i32 * 64;
+                }
+                if black { 56 } else { 0 }
+            }
+            FeatureSet::HalfKp => {
+                let orient = if black { 63 } else { 0 };
+                let king = (king_square ^ orient) * HALFKP_PLANES;
+                for (code, b) in base.iter_mut().enumerate() {
+                    let theirs = (code / 6 != perspective.index()) as i32;
+                    *b = 1 + ((code % 6) as i32 * 2 + theirs) * 64 + king;
+                }
+                orient
+            }
+            FeatureSet::HalfKaV2Hm => {
+                let mirror = if king_square % 8 < 4 { 7 } else { 0 };
+                let orient = mirror ^ if black { 56 } else { 0 };
+                // A board without a king has none of these inputs' meaning; its index
+                // stays in range (bucket 0) rather than reading past the table.
+                let bucket =
+                    KING_BUCKETS[((king_square & 63) ^ orient) as usize].max(0) * HALFKA_PLANES;
+                for (code, b) in base.iter_mut().enumerate() {
+                    let theirs = (code / 6 != perspective.index()) as i32;
+                    let plane = ((code % 6) as i32 * 2 + theirs).min(10);
+                    *b = plane * 64 + bucket;
+                }
+                orient
+            }
+        };
+        (base, orient)
     }
 }
 

@@ -557,10 +557,40 @@ fn import_files<'py>(
 }
 
 /// A batch array's bytes, lent to numpy through the buffer protocol (writable, so that
-/// `torch.from_numpy` takes it as it is): `np.frombuffer` over it copies nothing.
+/// `torch.from_numpy` takes it as it is): `np.frombuffer` over it copies nothing, and
+/// neither does making one: it owns the vector the worker filled.
 #[pyclass(frozen, module = "pawnstorm._native", name = "NativeArray")]
 struct NativeArray {
-    bytes: std::sync::Mutex<Vec<u8>>,
+    values: std::sync::Mutex<BatchColumn>,
+    /// Where a feature array goes when Python lets go of it.
+    recycler: Option<pawnstorm::loader::Recycler>,
+}
+
+impl Drop for NativeArray {
+    fn drop(&mut self) {
+        if let Some(recycler) = &self.recycler
+            && let Ok(values) = self.values.get_mut()
+            && let BatchColumn::I32(array) = std::mem::replace(values, BatchColumn::U8(Vec::new()))
+        {
+            recycler.give(array);
+        }
+    }
+}
+
+enum BatchColumn {
+    I32(Vec<i32>),
+    F32(Vec<f32>),
+    U8(Vec<u8>),
+}
+
+impl BatchColumn {
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        match self {
+            BatchColumn::I32(v) => bytemuck::cast_slice_mut(v),
+            BatchColumn::F32(v) => bytemuck::cast_slice_mut(v),
+            BatchColumn::U8(v) => v,
+        }
+    }
 }
 
 #[pymethods]
@@ -571,11 +601,12 @@ impl NativeArray {
         flags: c_int,
     ) -> PyResult<()> {
         let (pointer, len) = {
-            let mut bytes = slf
+            let mut values = slf
                 .get()
-                .bytes
+                .values
                 .lock()
                 .map_err(|_| PyValueError::new_err("batch array poisoned"))?;
+            let bytes = values.bytes_mut();
             if bytes.is_empty() {
                 (std::ptr::NonNull::<u8>::dangling().as_ptr(), 0)
             } else {
@@ -604,11 +635,16 @@ impl NativeArray {
     unsafe fn __releasebuffer__(&self, _view: *mut ffi::Py_buffer) {}
 }
 
-fn native_array<T: bytemuck::Pod>(py: Python<'_>, values: &[T]) -> PyResult<Py<NativeArray>> {
+fn native_array(
+    py: Python<'_>,
+    values: BatchColumn,
+    recycler: Option<&pawnstorm::loader::Recycler>,
+) -> PyResult<Py<NativeArray>> {
     Py::new(
         py,
         NativeArray {
-            bytes: std::sync::Mutex::new(bytemuck::cast_slice(values).to_vec()),
+            values: std::sync::Mutex::new(values),
+            recycler: recycler.cloned(),
         },
     )
 }
@@ -618,6 +654,7 @@ fn native_array<T: bytemuck::Pod>(py: Python<'_>, values: &[T]) -> PyResult<Py<N
 struct NativeLoader {
     inner: std::sync::Mutex<Loader>,
     counts: Arc<std::sync::Mutex<pawnstorm::loader::ReadCounts>>,
+    recycler: pawnstorm::loader::Recycler,
 }
 
 #[pymethods]
@@ -656,6 +693,7 @@ impl NativeLoader {
         .map_err(PyValueError::new_err)?;
         Ok(NativeLoader {
             counts: loader.counts_handle(),
+            recycler: loader.recycler(),
             inner: std::sync::Mutex::new(loader),
         })
     }
@@ -677,11 +715,12 @@ impl NativeLoader {
             Some(Ok(batch)) => batch,
         };
         let n = batch.len;
+        let recycler = &self.recycler;
         let dict = PyDict::new(py);
         dict.set_item(
             "stm_features",
             (
-                native_array(py, &batch.stm_features)?,
+                native_array(py, BatchColumn::I32(batch.stm_features), Some(recycler))?,
                 "<i4",
                 (n, MAX_ACTIVE),
             ),
@@ -689,14 +728,35 @@ impl NativeLoader {
         dict.set_item(
             "nstm_features",
             (
-                native_array(py, &batch.nstm_features)?,
+                native_array(py, BatchColumn::I32(batch.nstm_features), Some(recycler))?,
                 "<i4",
                 (n, MAX_ACTIVE),
             ),
         )?;
-        dict.set_item("stm", (native_array(py, &batch.stm)?, "|u1", (n,)))?;
-        dict.set_item("score", (native_array(py, &batch.score)?, "<i4", (n,)))?;
-        dict.set_item("result", (native_array(py, &batch.result)?, "<f4", (n,)))?;
+        dict.set_item(
+            "stm",
+            (
+                native_array(py, BatchColumn::U8(batch.stm), None)?,
+                "|u1",
+                (n,),
+            ),
+        )?;
+        dict.set_item(
+            "score",
+            (
+                native_array(py, BatchColumn::I32(batch.score), None)?,
+                "<i4",
+                (n,),
+            ),
+        )?;
+        dict.set_item(
+            "result",
+            (
+                native_array(py, BatchColumn::F32(batch.result), None)?,
+                "<f4",
+                (n,),
+            ),
+        )?;
         Ok(Some(dict.unbind()))
     }
 
