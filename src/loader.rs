@@ -76,8 +76,8 @@ pub struct Packed {
     stm: u8,
     /// Side to move's result: 2 won, 1 draw, 0 lost, 255 unknown.
     result: u8,
-    /// Unused by the pipeline (tests number positions with it); pads to 32 bytes.
-    tag: u16,
+    /// The kings' squares, White's first (the feature sets' king buckets).
+    kings: [u8; 2],
 }
 
 impl Packed {
@@ -87,7 +87,11 @@ impl Packed {
         white_score: Option<i32>,
         white_result: Option<i8>,
     ) -> Packed {
-        let (occupied, pieces) = pack(boards);
+        let (occupied, pieces) = crate::nnue::pack(boards);
+        let kings = [
+            boards[5].trailing_zeros() as u8,
+            boards[11].trailing_zeros() as u8,
+        ];
         Packed {
             occupied,
             pieces,
@@ -104,7 +108,7 @@ impl Packed {
                     (r + 1) as u8
                 }
             },
-            tag: 0,
+            kings,
         }
     }
 
@@ -140,111 +144,10 @@ impl Packed {
         Packed::new(&boards, block.side_to_move[row] != 0, score, result)
     }
 
+    #[cfg(test)]
     fn boards(&self) -> [u64; 12] {
-        unpack(self.occupied, self.pieces)
+        crate::nnue::unpack(self.occupied, self.pieces)
     }
-}
-
-/// Bit 0 of every nibble.
-const NIBBLE_LOW_BITS: u64 = 0x1111_1111_1111_1111;
-
-/// The occupied squares and the code of each (its board's index), one nibble per occupied
-/// square in ascending order. With BMI2 (fast on the CPUs this is built for: Zen 3 and
-/// later, Intel since Haswell) a board's pieces are spread into their nibbles at once.
-#[inline]
-fn pack(boards: &[u64; 12]) -> (u64, [u64; 2]) {
-    #[cfg(all(target_arch = "x86_64", target_feature = "bmi2"))]
-    {
-        use std::arch::x86_64::{_pdep_u64, _pext_u64};
-        let occupied = boards.iter().fold(0, |all, &board| all | board);
-        let mut pieces = [0u64; 2];
-        for (code, &board) in boards.iter().enumerate() {
-            // SAFETY: the build targets BMI2 (the cfg above).
-            unsafe {
-                let places = _pext_u64(board, occupied);
-                pieces[0] |= _pdep_u64(places & 0xffff, NIBBLE_LOW_BITS) * code as u64;
-                pieces[1] |= _pdep_u64(places >> 16, NIBBLE_LOW_BITS) * code as u64;
-            }
-        }
-        (occupied, pieces)
-    }
-    #[cfg(not(all(target_arch = "x86_64", target_feature = "bmi2")))]
-    pack_portable(boards)
-}
-
-/// [`pack`], one piece at a time: the reference.
-#[cfg_attr(
-    all(target_arch = "x86_64", target_feature = "bmi2", not(test)),
-    allow(dead_code)
-)]
-fn pack_portable(boards: &[u64; 12]) -> (u64, [u64; 2]) {
-    let occupied = boards.iter().fold(0, |all, &board| all | board);
-    let mut pieces = [0u64; 2];
-    for (code, &board) in boards.iter().enumerate() {
-        let mut b = board;
-        while b != 0 {
-            // The piece's place among the occupied squares, counted from a1.
-            let i = (occupied & ((b & b.wrapping_neg()) - 1)).count_ones() as usize;
-            pieces[i / 16] |= (code as u64) << (4 * (i % 16));
-            b &= b - 1;
-        }
-    }
-    (occupied, pieces)
-}
-
-/// The boards [`pack`] packed.
-#[inline]
-fn unpack(occupied: u64, pieces: [u64; 2]) -> [u64; 12] {
-    #[cfg(all(target_arch = "x86_64", target_feature = "bmi2"))]
-    {
-        use std::arch::x86_64::{_pdep_u64, _pext_u64};
-        let mut boards = [0u64; 12];
-        for (code, board) in boards.iter_mut().enumerate() {
-            let mut places = 0;
-            for (half, &word) in pieces.iter().enumerate() {
-                // Nibbles equal to the code become zero; bit 0 of each marks a zero nibble.
-                let x = word ^ (code as u64 * NIBBLE_LOW_BITS);
-                let any = x | (x >> 1) | (x >> 2) | (x >> 3);
-                // SAFETY: the build targets BMI2 (the cfg above).
-                places |= unsafe { _pext_u64(!any, NIBBLE_LOW_BITS) } << (16 * half);
-            }
-            // Nibbles past the last piece are zero, White's pawn code: keep only real ones.
-            places &= mask_below(occupied.count_ones());
-            // SAFETY: as above.
-            *board = unsafe { _pdep_u64(places, occupied) };
-        }
-        boards
-    }
-    #[cfg(not(all(target_arch = "x86_64", target_feature = "bmi2")))]
-    unpack_portable(occupied, pieces)
-}
-
-/// The lowest `n` bits set (`n` ≤ 64).
-#[cfg_attr(
-    not(all(target_arch = "x86_64", target_feature = "bmi2")),
-    allow(dead_code)
-)]
-fn mask_below(n: u32) -> u64 {
-    if n >= 64 { u64::MAX } else { (1 << n) - 1 }
-}
-
-/// [`unpack`], one piece at a time: the reference.
-#[cfg_attr(
-    all(target_arch = "x86_64", target_feature = "bmi2", not(test)),
-    allow(dead_code)
-)]
-fn unpack_portable(occupied: u64, pieces: [u64; 2]) -> [u64; 12] {
-    let mut boards = [0u64; 12];
-    let mut b = occupied;
-    let mut i = 0;
-    while b != 0 {
-        let sq = b.trailing_zeros();
-        let code = (pieces[i / 16] >> (4 * (i % 16))) & 15;
-        boards[code as usize] |= 1 << sq;
-        i += 1;
-        b &= b - 1;
-    }
-    boards
 }
 
 /// What the reader met besides good positions.
@@ -726,7 +629,14 @@ pub fn build_batch(positions: &[Packed], set: FeatureSet, recycler: &Recycler) -
         };
         // Built on the stack and appended: the arrays are not zeroed first.
         let (mut ours, mut theirs) = ([0; MAX_ACTIVE], [0; MAX_ACTIVE]);
-        set.active_both(&packed.boards(), us, &mut ours, &mut theirs);
+        set.active_packed(
+            packed.occupied,
+            packed.pieces,
+            packed.kings,
+            us,
+            &mut ours,
+            &mut theirs,
+        );
         batch.stm_features.extend_from_slice(&ours);
         batch.nstm_features.extend_from_slice(&theirs);
         batch.stm.push(packed.stm);
@@ -773,27 +683,6 @@ mod tests {
     }
 
     #[test]
-    fn packing_agrees_with_the_piece_by_piece_reference_up_to_32_pieces() {
-        let mut rng = Rng(11);
-        for _ in 0..20_000 {
-            // Up to 32 distinct squares, each given a random code.
-            let mut boards = [0u64; 12];
-            let mut taken = 0u64;
-            for _ in 0..rng.below(33) {
-                let sq = rng.below(64);
-                if taken & (1 << sq) == 0 {
-                    taken |= 1 << sq;
-                    boards[rng.below(12)] |= 1 << sq;
-                }
-            }
-            let packed = pack(&boards);
-            assert_eq!(packed, pack_portable(&boards), "{boards:x?}");
-            assert_eq!(unpack(packed.0, packed.1), boards, "{boards:x?}");
-            assert_eq!(unpack_portable(packed.0, packed.1), boards, "{boards:x?}");
-        }
-    }
-
-    #[test]
     fn the_shuffle_buffer_lets_every_position_out_once() {
         let (tx, rx) = sync_channel(1000);
         let stop = AtomicBool::new(false);
@@ -818,7 +707,7 @@ mod tests {
         };
         let positions: Vec<Packed> = (0..300u16)
             .map(|i| Packed {
-                tag: i,
+                score: i as i32,
                 ..Packed::of_record(&position)
             })
             .collect();
@@ -830,7 +719,7 @@ mod tests {
         drop(batcher);
         let mut seen: Vec<u32> = rx
             .iter()
-            .flat_map(|(_, records)| records.into_iter().map(|r| r.tag as u32))
+            .flat_map(|(_, records)| records.into_iter().map(|r| r.score as u32))
             .collect();
         let order = seen.clone();
         seen.sort();

@@ -74,8 +74,10 @@ impl FeatureSet {
 
     /// The active features of the position whose piece boards are `boards` (colour × 6 +
     /// type, White first; types pawn..king) from `perspective`'s side, written to `out` in
-    /// piece order (White's pawns first, each board's squares ascending) and padded with
-    /// -1; the number written.
+    /// the order of their squares (a1, b1, ..., h8, as the board stands: nnue-pytorch's
+    /// loader's order) and padded with -1; the number written. A position has at most 32
+    /// pieces (16 a side, which every reader checks); past that only the first 32 squares'
+    /// pieces are written.
     #[inline]
     pub fn active(
         self,
@@ -83,22 +85,13 @@ impl FeatureSet {
         perspective: Color,
         out: &mut [i32; MAX_ACTIVE],
     ) -> usize {
-        let (base, orient) = self.layout(boards, perspective);
-        let mut n = 0;
-        for (code, &board) in boards.iter().enumerate() {
-            if self.skips(code) {
-                continue;
-            }
-            for_each_square(board, |sq| {
-                if n < MAX_ACTIVE {
-                    out[n] = base[code] + (sq ^ orient);
-                }
-                n += 1;
-            });
-        }
-        let written = n.min(MAX_ACTIVE);
-        out[written..].fill(-1);
-        written
+        let mut other = [0; MAX_ACTIVE];
+        let (ours, theirs) = if perspective == Color::White {
+            (out, &mut other)
+        } else {
+            (&mut other, out)
+        };
+        self.active_both(boards, Color::White, ours, theirs)
     }
 
     /// [`FeatureSet::active`] from both perspectives in one pass over the pieces: `ours`
@@ -111,40 +104,61 @@ impl FeatureSet {
         ours: &mut [i32; MAX_ACTIVE],
         theirs: &mut [i32; MAX_ACTIVE],
     ) -> usize {
-        let (our_base, our_orient) = self.layout(boards, us);
-        let (their_base, their_orient) = self.layout(boards, !us);
-        let mut n = 0;
-        for (code, &board) in boards.iter().enumerate() {
-            if self.skips(code) {
-                continue;
-            }
-            for_each_square(board, |sq| {
-                if n < MAX_ACTIVE {
-                    ours[n] = our_base[code] + (sq ^ our_orient);
-                    theirs[n] = their_base[code] + (sq ^ their_orient);
-                }
-                n += 1;
-            });
-        }
-        let written = n.min(MAX_ACTIVE);
-        ours[written..].fill(-1);
-        theirs[written..].fill(-1);
-        written
+        let kings = [
+            boards[KING].trailing_zeros() as u8,
+            boards[6 + KING].trailing_zeros() as u8,
+        ];
+        let (occupied, codes) = pack(boards);
+        self.active_packed(occupied, codes, kings, us, ours, theirs)
     }
 
-    /// HalfKP has no inputs for the kings.
-    #[inline(always)]
-    fn skips(self, code: usize) -> bool {
-        self == FeatureSet::HalfKp && code % 6 == KING
+    /// [`FeatureSet::active_both`] from the packed form of a position: its occupied
+    /// squares, each one's piece code (colour × 6 + type) in a nibble in square order (see
+    /// [`pack`]) and the two kings' squares (White's first; 64 for none).
+    #[inline]
+    pub fn active_packed(
+        self,
+        occupied: u64,
+        codes: [u64; 2],
+        kings: [u8; 2],
+        us: Color,
+        ours: &mut [i32; MAX_ACTIVE],
+        theirs: &mut [i32; MAX_ACTIVE],
+    ) -> usize {
+        let (our_base, our_orient) = self.layout(kings[us.index()] as i32, us);
+        let (their_base, their_orient) = self.layout(kings[(!us).index()] as i32, !us);
+        *ours = [-1; MAX_ACTIVE];
+        *theirs = [-1; MAX_ACTIVE];
+        // `pack` keeps 32 pieces at most.
+        let occupied = first_squares(occupied, MAX_ACTIVE as u32);
+        let skips_kings = self == FeatureSet::HalfKp;
+        let (mut n, mut i, mut b) = (0, 0, occupied);
+        while b != 0 {
+            let sq = b.trailing_zeros() as i32;
+            let code = ((codes[i / 16] >> (4 * (i % 16))) & 15) as usize;
+            // n < 32 (at most 32 squares); the mask spares the bounds checks. A skipped
+            // king is written and then overwritten (or cleared below): no branch.
+            ours[n % MAX_ACTIVE] = our_base[code] + (sq ^ our_orient);
+            theirs[n % MAX_ACTIVE] = their_base[code] + (sq ^ their_orient);
+            n += (!skips_kings || code % 6 != KING) as usize;
+            i += 1;
+            b &= b - 1;
+        }
+        for k in n..i {
+            ours[k] = -1;
+            theirs[k] = -1;
+        }
+        n
     }
 
     /// The index of each piece code's feature on the square `0`, and the square
-    /// orientation (an XOR), from `perspective`'s side: a piece's index is `base[code] +
-    /// (square ^ orient)`.
+    /// orientation (an XOR), from `perspective`'s side whose king is on `king_square`: a
+    /// piece's index is `base[code] + (square ^ orient)`.
     #[inline(always)]
-    fn layout(self, boards: &[u64; 12], perspective: Color) -> ([i32; 12], i32) {
+    fn layout(self, king_square: i32, perspective: Color) -> ([i32; 12], i32) {
         let black = perspective == Color::Black;
-        let king_square = boards[6 * perspective.index() + KING].trailing_zeros() as i32;
+        // A board without a king (never in a checked position) reads as a king on a1.
+        let king_square = king_square & 63;
         let mut base = [0; 12];
         let orient = match self {
             FeatureSet::Chess768 => {
@@ -166,10 +180,7 @@ impl FeatureSet {
             FeatureSet::HalfKaV2Hm => {
                 let mirror = if king_square % 8 < 4 { 7 } else { 0 };
                 let orient = mirror ^ if black { 56 } else { 0 };
-                // A board without a king has none of these inputs' meaning; its index
-                // stays in range (bucket 0) rather than reading past the table.
-                let bucket =
-                    KING_BUCKETS[((king_square & 63) ^ orient) as usize].max(0) * HALFKA_PLANES;
+                let bucket = KING_BUCKETS[(king_square ^ orient) as usize] * HALFKA_PLANES;
                 for (code, b) in base.iter_mut().enumerate() {
                     let theirs = (code / 6 != perspective.index()) as i32;
                     let plane = ((code % 6) as i32 * 2 + theirs).min(10);
@@ -182,12 +193,119 @@ impl FeatureSet {
     }
 }
 
+/// The lowest `n` set bits of `board`.
 #[inline(always)]
-fn for_each_square(mut board: u64, mut f: impl FnMut(i32)) {
-    while board != 0 {
-        f(board.trailing_zeros() as i32);
-        board &= board - 1;
+fn first_squares(board: u64, n: u32) -> u64 {
+    if board.count_ones() <= n {
+        return board;
     }
+    let mut kept = 0;
+    let mut b = board;
+    for _ in 0..n {
+        kept |= b & b.wrapping_neg();
+        b &= b - 1;
+    }
+    kept
+}
+
+/// Bit 0 of every nibble.
+const NIBBLE_LOW_BITS: u64 = 0x1111_1111_1111_1111;
+
+/// A position packed: its occupied squares, and the code of each (its board's index,
+/// colour × 6 + type) one nibble per occupied square in ascending order, the first sixteen
+/// in the first word, lowest nibble first. Past 32 pieces (no legal position has them)
+/// only the first 32 squares are kept. With BMI2 (fast on the CPUs this is built for: Zen 3
+/// and later, Intel since Haswell) a board's pieces are spread into their nibbles at once.
+#[inline]
+pub fn pack(boards: &[u64; 12]) -> (u64, [u64; 2]) {
+    #[cfg(all(target_arch = "x86_64", target_feature = "bmi2"))]
+    {
+        use std::arch::x86_64::{_pdep_u64, _pext_u64};
+        let all = boards.iter().fold(0, |all, &board| all | board);
+        let occupied = first_squares(all, MAX_ACTIVE as u32);
+        let mut pieces = [0u64; 2];
+        for (code, &board) in boards.iter().enumerate() {
+            // SAFETY: the build targets BMI2 (the cfg above).
+            unsafe {
+                let places = _pext_u64(board, occupied);
+                pieces[0] |= _pdep_u64(places & 0xffff, NIBBLE_LOW_BITS) * code as u64;
+                pieces[1] |= _pdep_u64(places >> 16, NIBBLE_LOW_BITS) * code as u64;
+            }
+        }
+        (occupied, pieces)
+    }
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "bmi2")))]
+    pack_portable(boards)
+}
+
+/// [`pack`], one piece at a time: the reference.
+#[cfg_attr(
+    all(target_arch = "x86_64", target_feature = "bmi2", not(test)),
+    allow(dead_code)
+)]
+fn pack_portable(boards: &[u64; 12]) -> (u64, [u64; 2]) {
+    let all = boards.iter().fold(0, |all, &board| all | board);
+    let occupied = first_squares(all, MAX_ACTIVE as u32);
+    let mut pieces = [0u64; 2];
+    for (code, &board) in boards.iter().enumerate() {
+        let mut b = board & occupied;
+        while b != 0 {
+            // The piece's place among the occupied squares, counted from a1.
+            let i = (occupied & ((b & b.wrapping_neg()) - 1)).count_ones() as usize;
+            pieces[i / 16] |= (code as u64) << (4 * (i % 16));
+            b &= b - 1;
+        }
+    }
+    (occupied, pieces)
+}
+
+/// The boards [`pack`] packed.
+#[inline]
+pub fn unpack(occupied: u64, pieces: [u64; 2]) -> [u64; 12] {
+    #[cfg(all(target_arch = "x86_64", target_feature = "bmi2"))]
+    {
+        use std::arch::x86_64::{_pdep_u64, _pext_u64};
+        let mut boards = [0u64; 12];
+        let real = match occupied.count_ones() {
+            n if n >= 32 => u32::MAX as u64,
+            n => (1 << n) - 1,
+        };
+        for (code, board) in boards.iter_mut().enumerate() {
+            let mut places = 0;
+            for (half, &word) in pieces.iter().enumerate() {
+                // Nibbles equal to the code become zero; bit 0 of each marks a zero nibble.
+                let x = word ^ (code as u64 * NIBBLE_LOW_BITS);
+                let any = x | (x >> 1) | (x >> 2) | (x >> 3);
+                // SAFETY: the build targets BMI2 (the cfg above).
+                places |= unsafe { _pext_u64(!any, NIBBLE_LOW_BITS) } << (16 * half);
+            }
+            // Nibbles past the last piece are zero, White's pawn code: keep only real ones.
+            // SAFETY: as above.
+            *board = unsafe { _pdep_u64(places & real, occupied) };
+        }
+        boards
+    }
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "bmi2")))]
+    unpack_portable(occupied, pieces)
+}
+
+/// [`unpack`], one piece at a time: the reference.
+#[cfg_attr(
+    all(target_arch = "x86_64", target_feature = "bmi2", not(test)),
+    allow(dead_code)
+)]
+fn unpack_portable(occupied: u64, pieces: [u64; 2]) -> [u64; 12] {
+    let mut boards = [0u64; 12];
+    let mut b = occupied;
+    let mut i = 0;
+    while b != 0 {
+        let sq = b.trailing_zeros();
+        let code = (pieces[i / 16] >> (4 * (i % 16))) & 15;
+        boards[code as usize] |= 1 << sq;
+        i += 1;
+        b &= b - 1;
+    }
+    boards
 }
 
 #[cfg(test)]
@@ -247,6 +365,60 @@ mod tests {
         ];
         want.sort();
         assert_eq!(active(FeatureSet::HalfKaV2Hm, fen, Color::Black), want);
+    }
+
+    #[test]
+    fn packing_agrees_with_the_piece_by_piece_reference() {
+        // splitmix64, seeded: random boards of up to 40 distinct squares (past 32 only the
+        // first 32 squares are kept).
+        let mut state = 11u64;
+        let mut next = |n: u64| {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            (z ^ (z >> 31)) % n
+        };
+        for _ in 0..20_000 {
+            let mut boards = [0u64; 12];
+            let mut taken = 0u64;
+            for _ in 0..next(41) {
+                let sq = next(64);
+                if taken & (1 << sq) == 0 {
+                    taken |= 1 << sq;
+                    boards[next(12) as usize] |= 1 << sq;
+                }
+            }
+            let packed = pack(&boards);
+            assert_eq!(packed, pack_portable(&boards), "{boards:x?}");
+            let kept = first_squares(taken, 32);
+            let want = boards.map(|b| b & kept);
+            assert_eq!(unpack(packed.0, packed.1), want, "{boards:x?}");
+            assert_eq!(unpack_portable(packed.0, packed.1), want, "{boards:x?}");
+        }
+    }
+
+    #[test]
+    fn both_perspectives_at_once_are_each_perspective_alone_in_square_order() {
+        let fen = "r3k2r/pppq1ppp/2npbn2/2b1p3/2B1P3/2NPBN2/PPPQ1PPP/R3K2R b KQkq - 0 9";
+        let b = boards(fen);
+        for set in FeatureSet::ALL {
+            for us in [Color::White, Color::Black] {
+                let (mut ours, mut theirs) = ([0; MAX_ACTIVE], [0; MAX_ACTIVE]);
+                let n = set.active_both(&b, us, &mut ours, &mut theirs);
+                let (mut alone_ours, mut alone_theirs) = ([0; MAX_ACTIVE], [0; MAX_ACTIVE]);
+                assert_eq!(set.active(&b, us, &mut alone_ours), n);
+                assert_eq!(set.active(&b, !us, &mut alone_theirs), n);
+                assert_eq!((ours, theirs), (alone_ours, alone_theirs), "{set:?} {us:?}");
+            }
+            // Square order: from White's side under 768, the index's square part rises.
+            let mut out = [0; MAX_ACTIVE];
+            let n = set.active(&b, Color::White, &mut out);
+            if set == FeatureSet::Chess768 {
+                let squares: Vec<i32> = out[..n].iter().map(|i| i % 64).collect();
+                assert!(squares.windows(2).all(|w| w[0] < w[1]), "{squares:?}");
+            }
+        }
     }
 
     #[test]

@@ -497,6 +497,79 @@ pub fn write_nnue(
     Ok(())
 }
 
+/// The NNUE features of the selected positions in memory: `(stm_features, nstm_features)`,
+/// each `(count, 32)` row-major as [`write_nnue`] writes them, computed in parallel over
+/// blocks straight into the two arrays (each block's rows know their place up front).
+pub fn nnue_features(
+    db: &Database,
+    selection: &Selection,
+    set: FeatureSet,
+) -> anyhow::Result<(Vec<i32>, Vec<i32>)> {
+    let n = selection.count as usize;
+    let mut ours = vec![0i32; n * MAX_ACTIVE];
+    let mut theirs = vec![0i32; n * MAX_ACTIVE];
+    nnue_features_into(db, selection, set, &mut ours, &mut theirs)?;
+    Ok((ours, theirs))
+}
+
+/// [`nnue_features`] into arrays the caller holds (`selection.count × 32` each), so that a
+/// trainer filling the same memory again pays no allocation and no page faults.
+pub fn nnue_features_into(
+    db: &Database,
+    selection: &Selection,
+    set: FeatureSet,
+    ours: &mut [i32],
+    theirs: &mut [i32],
+) -> anyhow::Result<()> {
+    let n = selection.count as usize;
+    anyhow::ensure!(
+        ours.len() == n * MAX_ACTIVE && theirs.len() == n * MAX_ACTIVE,
+        "the feature arrays hold {} and {} values, not {} positions x {MAX_ACTIVE}",
+        ours.len(),
+        theirs.len(),
+        n
+    );
+    // Each block's share of the two arrays, in DB order.
+    let mut shares = Vec::with_capacity(db.block_count());
+    let (mut our_rest, mut their_rest) = (ours, theirs);
+    for index in 0..db.block_count() {
+        let rows = match &selection.rows {
+            Some(rows) => rows[index].len(),
+            // Every block is full but the last.
+            None => (db.len() as usize - index * db.block_size()).min(db.block_size()),
+        };
+        let (our_share, rest) = our_rest.split_at_mut(rows * MAX_ACTIVE);
+        our_rest = rest;
+        let (their_share, rest) = their_rest.split_at_mut(rows * MAX_ACTIVE);
+        their_rest = rest;
+        shares.push((index, our_share, their_share));
+    }
+    shares
+        .into_par_iter()
+        .try_for_each(|(index, our_share, their_share)| -> anyhow::Result<()> {
+            let block = db.block(index)?;
+            let rows = selection.rows_of(index, &block);
+            let slots = our_share
+                .chunks_exact_mut(MAX_ACTIVE)
+                .zip(their_share.chunks_exact_mut(MAX_ACTIVE));
+            for (&row, (our_slot, their_slot)) in rows.iter().zip(slots) {
+                let r = row as usize;
+                let us = if block.side_to_move[r] == 0 {
+                    Color::White
+                } else {
+                    Color::Black
+                };
+                set.active_both(
+                    &piece_planes(&block, r),
+                    us,
+                    our_slot.try_into().expect("32 a row"),
+                    their_slot.try_into().expect("32 a row"),
+                );
+            }
+            Ok(())
+        })
+}
+
 /// Writes `index` (the DB row), `stm` (0 White, 1 Black), `result` (float32: 1, 0.5, 0 from
 /// `pov`'s side, NaN unknown), `score` (int32 centipawns, `pov`'s side, [`UNKNOWN_SCORE`]
 /// unknown), `game` (int64, -1 unknown) and `ply` (int32, -1 unknown).

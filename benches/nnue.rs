@@ -1,0 +1,51 @@
+//! NNUE input features of a DB into memory (both perspectives, `training::nnue_features`)
+//! on 1 and 2 threads, per feature set: the rate a trainer's in-memory path can reach,
+//! apart from any file or Python.
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use pawnstorm::filters::Filter;
+use pawnstorm::nnue::FeatureSet;
+use pawnstorm::training;
+
+mod common;
+
+fn nnue(c: &mut Criterion) {
+    let (_dir, db, _) = common::database();
+    let selection = training::select(&db, &Filter::default()).expect("selection");
+    let mut group = c.benchmark_group("nnue_features");
+    group.throughput(Throughput::Elements(db.len()));
+    group.sample_size(10);
+    for threads in [1, 2] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("pool");
+        for set in FeatureSet::ALL {
+            group.bench_with_input(
+                BenchmarkId::new(set.name(), format!("{threads}t")),
+                &set,
+                |b, &set| {
+                    // The arrays are filled again each time, as a trainer's batch memory is.
+                    let (mut ours, mut theirs) =
+                        training::nnue_features(&db, &selection, set).expect("features");
+                    b.iter(|| {
+                        pool.install(|| {
+                            training::nnue_features_into(
+                                &db,
+                                &selection,
+                                set,
+                                &mut ours,
+                                &mut theirs,
+                            )
+                        })
+                        .expect("features")
+                    })
+                },
+            );
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, nnue);
+criterion_main!(benches);
