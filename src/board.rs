@@ -165,6 +165,8 @@ pub enum PositionError {
     },
     #[error("boards overlap or disagree: {0}")]
     InconsistentBoards(&'static str),
+    #[error("{color} is in check with {mover} to move (no position can arise where the side not to move is in check)", color = color.name(), mover = (!*color).name())]
+    NotToMoveInCheck { color: Color },
 }
 
 /// A chess position: 6 piece-type bitboards, 2 colour bitboards and the FEN state.
@@ -263,6 +265,13 @@ impl Position {
         }
         if let Some(square) = self.en_passant {
             self.check_en_passant(square)?;
+        }
+        // As python-chess's `is_valid`: the side that just moved cannot have left its king
+        // attacked. The move generator's promises (no king capture) rest on it.
+        let them = !self.side_to_move;
+        let attackers = crate::movegen::attackers_to(self, self.king(them));
+        if !(attackers & self.color(self.side_to_move)).is_empty() {
+            return Err(PositionError::NotToMoveInCheck { color: them });
         }
         Ok(())
     }

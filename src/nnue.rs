@@ -209,6 +209,10 @@ fn first_squares(board: u64, n: u32) -> u64 {
 }
 
 /// Bit 0 of every nibble.
+#[cfg_attr(
+    not(all(target_arch = "x86_64", target_feature = "bmi2")),
+    allow(dead_code)
+)]
 const NIBBLE_LOW_BITS: u64 = 0x1111_1111_1111_1111;
 
 /// A position packed: its occupied squares, and the code of each (its board's index,

@@ -289,10 +289,6 @@ impl Uci {
                 return;
             }
         };
-        if board.opponent_in_check() {
-            complain("position: illegal: the side not to move is in check");
-            return;
-        }
         let chess960 = self.chess960 || board.has_chess960_castling();
         let mut board = board;
         let mut history = Vec::with_capacity(moves.len());

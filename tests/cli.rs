@@ -133,6 +133,28 @@ fn bad_lines_are_reported_and_skipped_and_strict_stops() {
 }
 
 #[test]
+fn a_position_whose_side_not_to_move_is_in_check_is_refused_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = temp(&dir, "check.epd");
+    // Line 2: Black's king on e5 stands on White's a1 queen's diagonal, White to move.
+    std::fs::write(
+        &input,
+        "4k3/8/8/8/8/8/8/Q3K3 w - - 0 1\n8/8/8/4k3/8/8/8/Q3K3 w - - 0 1\n8/8/8/4k3/8/8/8/Q3K3 b - - 0 1\n",
+    )
+    .unwrap();
+    let db = temp(&dir, "check.psdb");
+    let (_, stderr) = ok(&["import", s(&input), "-o", s(&db)]);
+    assert!(
+        stderr.contains("check.epd:2: ") && stderr.contains("black is in check with white to move"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("imported 2 positions, rejected 1 records"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn invalid_utf8_is_a_rejection_not_a_failure() {
     let dir = tempfile::tempdir().unwrap();
     let input = temp(&dir, "bytes.epd");

@@ -226,7 +226,7 @@ fn insufficient_material_scores_exactly_zero() {
     for fen in [
         "8/8/4k3/8/8/3K4/8/8 w - - 0 1",
         "8/8/4k3/8/8/3K4/8/6N1 w - - 0 1",
-        "8/8/4k3/8/2b5/3K4/8/8 b - - 0 1",
+        "8/8/4k3/2b5/8/3K4/8/8 b - - 0 1",
         "8/8/4k3/8/8/3K4/8/5NN1 w - - 0 1",
         "8/8/1n2k3/8/8/3K4/8/5n2 b - - 0 1",
         // Bishops all on dark squares, both sides.
@@ -237,7 +237,7 @@ fn insufficient_material_scores_exactly_zero() {
     for fen in [
         "8/8/4k3/8/8/3K4/8/4BB2 w - - 0 1",
         "8/8/4k3/8/8/3K4/8/4BN2 w - - 0 1",
-        "8/8/4k3/8/8/3K4/8/4R3 w - - 0 1",
+        "8/8/4k3/8/8/3K4/8/R7 w - - 0 1",
         "4k3/8/4K3/4P3/8/8/8/8 w - - 0 1",
     ] {
         assert_ne!(evaluate(&position(fen)), 0, "{fen}");
@@ -344,8 +344,8 @@ fn kxk_pushes_the_lone_king_to_the_edge_and_brings_the_kings_together() {
     let edge = evaluate(&position("3k4/8/3K4/8/8/8/8/7R w - - 0 1"));
     let centre = evaluate(&position("8/8/8/3k4/8/8/1K6/7R w - - 0 1"));
     assert!(edge > centre && centre >= 1000, "{edge} vs {centre}");
-    let close = evaluate(&position("8/8/8/3k4/8/3K4/8/7Q w - - 0 1"));
-    let far = evaluate(&position("8/8/8/3k4/8/8/8/K6Q w - - 0 1"));
+    let close = evaluate(&position("8/8/8/3k4/8/3K4/7Q/8 w - - 0 1"));
+    let far = evaluate(&position("8/8/8/3k4/8/8/7Q/K7 w - - 0 1"));
     assert!(close > far, "{close} vs {far}");
 }
 
@@ -406,8 +406,8 @@ fn terms_known_answers() {
         (w.bishop_pair.mg, w.bishop_pair.eg)
     );
 
-    // Mobility: a lone rook on a1 (White king h8 out of its way) sees 14 squares.
-    let b = terms("7K/8/8/8/8/8/8/R6k w - - 0 1");
+    // Mobility: a lone rook on a1 (the kings on h8 and h2 out of its way) sees 14 squares.
+    let b = terms("7K/8/8/8/8/8/7k/R7 w - - 0 1");
     assert_eq!(get(&b, Term::Mobility).0, 14 * w.mobility[2].mg);
 
     // Rook behind a passer: White rook a1 behind the a5 passer.

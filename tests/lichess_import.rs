@@ -415,7 +415,7 @@ fn lichess_eval_lines_give_the_deepest_first_pv() {
         ),
         // Black to move, Black mates in 2: 3 plies.
         eval_line(
-            "6k1/8/8/8/8/8/5PPP/r5K1 b - -",
+            "6k1/8/8/8/8/8/r4PPP/6K1 b - -",
             &[(40, &[r#""mate": -2"#, r#""cp": -900"#])],
         ),
         String::new(),
@@ -447,7 +447,7 @@ fn lichess_eval_lines_give_the_deepest_first_pv() {
                 Some(31)
             ),
             (
-                "6k1/8/8/8/8/8/5PPP/r5K1 b - - 0 1".to_string(),
+                "6k1/8/8/8/8/8/r4PPP/6K1 b - - 0 1".to_string(),
                 Some(-(MATE - 3))
             ),
             ("4k3/8/8/8/8/8/8/4K3 w - - 0 1".to_string(), Some(-7)),

@@ -300,10 +300,12 @@ def test_import_files_reads_lichess_pgn_zst_and_jsonl_like_the_cli(cli, tmp_path
 def test_import_rejections_and_errors_carry_the_cli_messages(cli, fixtures, tmp_path):
     bad = tmp_path / "bad.epd"
     good = (fixtures / "epd" / "wac.epd").read_text().splitlines()[:3]
-    bad.write_text("\n".join([good[0], "not a fen at all", good[1], "8/8/8/8 w - -", good[2]]) + "\n")
+    in_check = "8/8/8/4k3/8/8/8/Q3K3 w - - 0 1"  # Black's king on the a1 queen's diagonal
+    bad.write_text("\n".join([good[0], "not a fen at all", good[1], "8/8/8/8 w - -", good[2], in_check]) + "\n")
     out = tmp_path / "out.psdb"
     counts = pawnstorm.import_files([bad], out)
-    assert (counts["positions"], counts["rejected"]) == (3, 2)
+    assert (counts["positions"], counts["rejected"]) == (3, 3)
+    assert "black is in check with white to move" in counts["rejections"][2]
     warnings = [l.removeprefix("warning: ") for l in cli("import", bad, "-o", tmp_path / "c.psdb").stderr.splitlines() if l.startswith("warning: skipped")]
     assert counts["rejections"] == warnings
     assert f"{bad}:2:" in counts["rejections"][0]
