@@ -24,4 +24,3 @@ pub use generate::{captures, count_legal_moves, has_no_legal_moves, legal_moves,
 pub use history::{Game, History, Outcome, is_fifty_move_draw};
 pub use moves::{MAX_MOVES, Move, MoveKind, MoveList, UciMove, UciMoveError};
 pub use state::Board;
-pub(crate) use state::attackers_to;
