@@ -155,6 +155,47 @@ fn a_position_whose_side_not_to_move_is_in_check_is_refused_with_the_reason() {
 }
 
 #[test]
+fn a_game_whose_comment_is_never_closed_is_rejected_and_the_others_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let game = |event: &str, result: &str, moves: &str| {
+        format!("[Event \"{event}\"]\n[Result \"{result}\"]\n\n{moves}\n\n")
+    };
+    // In the middle: the unclosed comment would swallow game c; at the end: the file ends
+    // inside it.
+    for (name, text, kept, games) in [
+        (
+            "middle.pgn",
+            game("a", "1-0", "1. e4 e5 2. Nf3 1-0")
+                + &game("b", "0-1", "1. d4 d5 { never closed")
+                + &game("c", "1/2-1/2", "1. c4 c5 1/2-1/2"),
+            7,
+            2,
+        ),
+        (
+            "end.pgn",
+            game("a", "1-0", "1. e4 e5 2. Nf3 1-0") + &game("b", "0-1", "1. d4 d5 { never closed"),
+            4,
+            1,
+        ),
+    ] {
+        let input = temp(&dir, name);
+        std::fs::write(&input, text).unwrap();
+        let db = temp(&dir, &format!("{name}.psdb"));
+        let (_, stderr) = ok(&["import", s(&input), "-o", s(&db)]);
+        assert!(
+            stderr.contains(&format!("{name}:6: unterminated comment")),
+            "{stderr}"
+        );
+        assert!(
+            stderr.contains(&format!(
+                "imported {kept} positions from {games} games, rejected 1 records"
+            )),
+            "{stderr}"
+        );
+    }
+}
+
+#[test]
 fn invalid_utf8_is_a_rejection_not_a_failure() {
     let dir = tempfile::tempdir().unwrap();
     let input = temp(&dir, "bytes.epd");

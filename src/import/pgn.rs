@@ -42,7 +42,14 @@ pub(super) fn import_games(
             (handlers.progress)(input.bytes_read());
         }
         let trimmed = line.trim_ascii_start();
-        if trimmed.starts_with(b"[") && game.in_movetext && game.brace_depth == 0 {
+        // A tag line ends the movetext; inside a comment it is comment text, unless it
+        // follows a blank line and reads as a whole tag pair: then the comment was never
+        // closed, and the game it swallowed is rejected on its own instead of with the
+        // games after it.
+        let starts_game = trimmed.starts_with(b"[")
+            && game.in_movetext
+            && (!game.in_comment || (game.last_line_blank && is_tag_pair(trimmed)));
+        if starts_game {
             finish_game(
                 input,
                 &mut game,
@@ -72,8 +79,24 @@ struct GameText {
     text: Vec<u8>,
     first_line: u64,
     in_movetext: bool,
-    brace_depth: i32,
+    /// Inside a `{...}` comment (they do not nest).
+    in_comment: bool,
+    last_line_blank: bool,
     has_content: bool,
+}
+
+/// `[Name "value"]`, the whole line (a tag pair as PGN writes them).
+fn is_tag_pair(line: &[u8]) -> bool {
+    let line = line.trim_ascii();
+    let Some(inner) = line.strip_prefix(b"[").and_then(|l| l.strip_suffix(b"]")) else {
+        return false;
+    };
+    let name_len = inner
+        .iter()
+        .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
+        .count();
+    let value = inner[name_len..].trim_ascii_start();
+    name_len > 0 && value.len() >= 2 && value.starts_with(b"\"") && value.ends_with(b"\"")
 }
 
 impl GameText {
@@ -95,11 +118,14 @@ impl GameText {
         }
         for &b in line {
             match b {
-                b'{' => self.brace_depth += 1,
-                b'}' => self.brace_depth = (self.brace_depth - 1).max(0),
+                b'{' if !self.in_comment => self.in_comment = true,
+                b'}' if self.in_comment => self.in_comment = false,
+                // The rest of the line is a comment.
+                b';' if !self.in_comment => break,
                 _ => {}
             }
         }
+        self.last_line_blank = trimmed.is_empty();
         self.text.extend_from_slice(line);
         self.text.push(b'\n');
     }
@@ -118,7 +144,8 @@ impl GameText {
     fn clear(&mut self) {
         self.text.clear();
         self.in_movetext = false;
-        self.brace_depth = 0;
+        self.in_comment = false;
+        self.last_line_blank = false;
         self.has_content = false;
     }
 }
@@ -136,13 +163,12 @@ fn finish_game(
         return Ok(());
     }
     visitor.records.clear();
-    let outcome = Reader::new(game.text.as_slice())
-        .read_game(visitor)
-        .map_err(|error| ImportError::Io {
-            file: input.name.clone(),
-            error,
-        })?;
-    let outcome = outcome.unwrap_or_else(|| Err("no game found".to_string()));
+    // The game's text is in memory: an error reading it is the text's (an unterminated
+    // comment), and rejects this game only.
+    let outcome = match Reader::new(game.text.as_slice()).read_game(visitor) {
+        Ok(outcome) => outcome.unwrap_or_else(|| Err("no game found".to_string())),
+        Err(error) => Err(error.to_string()),
+    };
     match outcome {
         Ok(Kept::No(filter)) => {
             let dropped = &mut counts.dropped;
