@@ -6,6 +6,7 @@ pub mod binpack;
 pub mod board;
 pub mod datagen;
 pub mod db;
+pub mod durable;
 pub mod epd;
 pub mod eval;
 pub mod export;

@@ -177,6 +177,7 @@ impl NpzWriter {
         self.temp
             .persist(&self.target)
             .map_err(|e| io::Error::other(format!("renaming into place: {e}")))?;
+        crate::durable::sync_parent_dir(&self.target)?;
         Ok(self.target)
     }
 }

@@ -236,9 +236,10 @@ impl TableWriter {
             path, temp, rows, ..
         } = self;
         temp.persist(&path).map_err(|e| TableError::Io {
-            path,
+            path: path.clone(),
             error: e.error,
         })?;
+        crate::durable::sync_parent_dir(&path).map_err(|error| TableError::Io { path, error })?;
         Ok(rows)
     }
 }

@@ -195,6 +195,78 @@ fn a_game_whose_comment_is_never_closed_is_rejected_and_the_others_kept() {
     }
 }
 
+/// Two `import --append` on one DB at once: each takes the DB's lock, so the second reads
+/// what the first wrote; without it both read the old DB and the last rename wins.
+#[test]
+fn two_appends_at_once_keep_both_writers_rows_and_distinct_games() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = temp(&dir, "shared.psdb");
+    let pgn = fixture("pgn/chess-informant-d00.pgn");
+    let texel = fixture("texel/labeled-from-fixture-pgns.epd");
+    ok(&["import", &texel, "-o", s(&db)]);
+    // (positions, games) of an input imported alone.
+    let once = |input: &str| -> (u64, u64) {
+        let other = temp(&dir, "alone.psdb");
+        let (_, stderr) = ok(&["import", input, "-o", s(&other)]);
+        std::fs::remove_file(&other).unwrap();
+        let number_after = |word: &str| -> u64 {
+            stderr
+                .split(word)
+                .nth(1)
+                .and_then(|rest| rest.split(' ').next())
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0)
+        };
+        (number_after("imported "), number_after(" from "))
+    };
+    let ((texel_rows, _), (pgn_rows, pgn_games)) = (once(&texel), once(&pgn));
+    assert!(pgn_games > 0);
+    let rows = |db: &Path| -> u64 {
+        let (info, _) = ok(&["info", s(db)]);
+        info.lines()
+            .find_map(|l| l.strip_prefix("positions:"))
+            .and_then(|n| n.trim().parse().ok())
+            .expect("a positions line")
+    };
+    for round in 0..3 {
+        let start = |input: &str| {
+            Command::cargo_bin("pawnstorm")
+                .unwrap()
+                .args(["import", input, "--append", "-o", s(&db)])
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let (a, b) = (start(&texel), start(&pgn));
+        for child in [a, b] {
+            let out = child.wait_with_output().unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        assert_eq!(
+            rows(&db),
+            texel_rows + (round + 1) * (texel_rows + pgn_rows),
+            "round {round}"
+        );
+    }
+    // Each append read the ids the DB had when it held the lock: the PGN's games, imported
+    // three times, have ids 0 .. 3 x games (the EPD has none).
+    let opened = pawnstorm::db::Database::open(&db).unwrap();
+    assert_eq!(
+        opened.max_game_id().unwrap(),
+        Some(3 * pgn_games as u32 - 1)
+    );
+    // No temporary file left behind.
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 1, "{names:?}");
+}
+
 #[test]
 fn invalid_utf8_is_a_rejection_not_a_failure() {
     let dir = tempfile::tempdir().unwrap();

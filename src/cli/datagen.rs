@@ -116,14 +116,15 @@ pub fn run(args: Args) -> Result<()> {
 
     let start = Instant::now();
     let (mut writer, first_game_id) = if args.append && args.output.exists() {
-        // Checked whatever --no-verify says: the new file gets fresh checksums.
+        // Locked first, then read (see import). Checked whatever --no-verify says: the new
+        // file gets fresh checksums.
+        let writer = DbWriter::append_to(&args.output)?;
         let existing = Database::open(&args.output)?;
         let next = match existing.max_game_id()? {
             Some(id) => id.checked_add(1).context("the DB's game ids are used up")?,
             None => 0,
         };
-        drop(existing);
-        (DbWriter::append_to(&args.output)?, next)
+        (writer, next)
     } else {
         (
             DbWriter::create(&args.output, DEFAULT_BLOCK_SIZE, Columns::ALL, false)?,
@@ -290,6 +291,8 @@ impl PgnOut {
         self.temp
             .persist(&path)
             .map_err(|e| e.error)
+            .with_context(|| format!("PGN output {}", path.display()))?;
+        pawnstorm::durable::sync_parent_dir(&path)
             .with_context(|| format!("PGN output {}", path.display()))?;
         Ok(())
     }

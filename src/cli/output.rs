@@ -41,5 +41,7 @@ pub fn write_atomically<T>(
     drop(sink);
     temp.persist(path)
         .with_context(|| format!("{}: renaming into place", path.display()))?;
+    pawnstorm::durable::sync_parent_dir(path)
+        .with_context(|| format!("{}: syncing its directory", path.display()))?;
     Ok(value)
 }

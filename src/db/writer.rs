@@ -120,16 +120,32 @@ pub struct DbWriter {
     blocks: u64,
     /// Of the block CRCs so far: the header's payload CRC.
     crc: crc32fast::Hasher,
+    /// The lock on the DB this writer replaces, held until the new one is in place.
+    _lock: Option<File>,
 }
 
 impl DbWriter {
     /// Starts a new DB at `path` with at least the label columns `columns`. With
     /// `drop_unused`, those of them that no record filled are left out of the finished file.
+    ///
+    /// A DB already at `path` is locked (see [`crate::durable::lock_existing`]) until the
+    /// writer is finished or dropped: a writer that is replacing it waits.
     pub fn create(
         path: impl AsRef<Path>,
         block_size: u32,
         columns: Columns,
         drop_unused: bool,
+    ) -> Result<DbWriter, DbError> {
+        let lock = lock_existing(path.as_ref())?;
+        DbWriter::create_locked(path, block_size, columns, drop_unused, lock)
+    }
+
+    fn create_locked(
+        path: impl AsRef<Path>,
+        block_size: u32,
+        columns: Columns,
+        drop_unused: bool,
+        lock: Option<File>,
     ) -> Result<DbWriter, DbError> {
         let path = path.as_ref().to_path_buf();
         if !block_size.is_power_of_two()
@@ -158,15 +174,19 @@ impl DbWriter {
             count: 0,
             blocks: 0,
             crc: crc32fast::Hasher::new(),
+            _lock: lock,
         })
     }
 
     /// Starts a writer whose output begins with every record of the DB at `path` (which
-    /// it will replace), with the old DB's columns and block size.
+    /// it will replace), with the old DB's columns and block size. The DB is locked first
+    /// (as by [`DbWriter::create`]): what is read is what another writer left.
     pub fn append_to(path: impl AsRef<Path>) -> Result<DbWriter, DbError> {
+        let lock = lock_existing(path.as_ref())?;
         let old = BlockStream::open(path.as_ref())?;
         let columns = old.header().columns;
-        let mut writer = DbWriter::create(path.as_ref(), old.header().block_size, columns, false)?;
+        let mut writer =
+            DbWriter::create_locked(path.as_ref(), old.header().block_size, columns, false, lock)?;
         old.for_each_record(|record| writer.push(&record))?;
         Ok(writer)
     }
@@ -320,8 +340,13 @@ impl DbWriter {
         self.temp
             .persist(&path)
             .map_err(|e| DbError::io(&path, e.error))?;
+        crate::durable::sync_parent_dir(&path).map_err(|e| DbError::io(&path, e))?;
         Ok(self.count)
     }
+}
+
+fn lock_existing(path: &Path) -> Result<Option<File>, DbError> {
+    crate::durable::lock_existing(path).map_err(|e| DbError::io(path, e))
 }
 
 /// A temporary file in the target's directory (so that renaming it into place is atomic),

@@ -61,12 +61,14 @@ impl IntoDb {
     /// left as it was.
     pub fn run(&self, observers: &mut Observers<'_>) -> Result<Imported, ImportError> {
         let (mut writer, mut next_game_id) = if self.append && self.output.exists() {
-            // Checked whatever --no-verify says: the new file gets fresh checksums, which
-            // would make damage read in now look whole.
+            // The writer locks the DB first: the game ids are read from the DB it appends
+            // to, not from one another writer is about to replace. Checked whatever
+            // --no-verify says: the new file gets fresh checksums, which would make damage
+            // read in now look whole.
+            let writer = DbWriter::append_to(&self.output)?;
             let existing = Database::open(&self.output)?;
             let next = existing.max_game_id()?.map_or(0, |id| id.saturating_add(1));
-            drop(existing);
-            (DbWriter::append_to(&self.output)?, next)
+            (writer, next)
         } else {
             (
                 DbWriter::create(&self.output, self.block_size, Columns::NONE, false)?,
