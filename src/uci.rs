@@ -209,7 +209,12 @@ impl Uci {
                     if engine.resize_hash(mb as usize) {
                         *hash_mb = mb as usize;
                     } else {
-                        complain(&format!("Hash: {mb} MiB cannot be allocated; 1 MiB in use"));
+                        let machine = crate::search::tt::physical_memory()
+                            .map(|b| format!(" (the machine has {} MiB)", b >> 20))
+                            .unwrap_or_default();
+                        complain(&format!(
+                            "Hash: {mb} MiB cannot be allocated{machine}; 1 MiB in use"
+                        ));
                         *hash_mb = 1;
                     }
                 }

@@ -108,6 +108,23 @@ pub struct TranspositionTable {
     age: u8,
 }
 
+/// The machine's physical memory in bytes, where the system tells it.
+pub fn physical_memory() -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: sysconf reads system constants; it has no preconditions.
+        let (pages, page_size) = unsafe {
+            (
+                libc::sysconf(libc::_SC_PHYS_PAGES),
+                libc::sysconf(libc::_SC_PAGESIZE),
+            )
+        };
+        (pages > 0 && page_size > 0).then(|| pages as u64 * page_size as u64)
+    }
+    #[cfg(not(target_os = "linux"))]
+    None
+}
+
 impl TranspositionTable {
     /// A table of at most `megabytes` MiB (at least one bucket).
     pub fn new(megabytes: usize) -> TranspositionTable {
@@ -119,6 +136,12 @@ impl TranspositionTable {
     /// may ask for more than the machine has: that must not abort the engine).
     pub fn try_new(megabytes: usize) -> Option<TranspositionTable> {
         let bytes = megabytes.max(1).checked_mul(1 << 20)?;
+        // More than the machine's memory is refused before anything is allocated: with
+        // overcommit the allocation could succeed and the zeroing below would then touch
+        // it all (or the searches fault it in later) until the system kills the engine.
+        if physical_memory().is_some_and(|total| bytes as u64 > total) {
+            return None;
+        }
         let count = (bytes / size_of::<Bucket>()).max(1);
         // Round down to a power of two so the index is a mask.
         let count = 1usize << (usize::BITS - 1 - count.leading_zeros());
