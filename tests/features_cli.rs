@@ -209,25 +209,12 @@ fn unknown_output_format_fails_and_writes_nothing() {
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
 
-/// numpy itself loads the file as it is (installed for the test if missing).
+/// numpy itself loads the file as it is (the project's virtual environment's numpy).
 #[test]
 fn numpy_loads_the_npy() {
-    let has_numpy = |python: &str| {
-        Command::new(python)
-            .args(["-c", "import numpy"])
-            .status()
-            .is_ok_and(|s| s.success())
+    let Some(python) = common::python_with_numpy() else {
+        return;
     };
-    if !has_numpy("python3") {
-        let installed = Command::new("python3")
-            .args(["-m", "pip", "install", "--quiet", "numpy"])
-            .status()
-            .is_ok_and(|s| s.success());
-        assert!(
-            installed,
-            "numpy is needed for this test and `pip install numpy` failed"
-        );
-    }
     let dir = tempfile::tempdir().unwrap();
     let npy = dir.path().join("masks.npy");
     run(&[
@@ -247,7 +234,7 @@ fn numpy_loads_the_npy() {
         npy = npy.to_str().unwrap(),
         csv = fixture("masks/expected.csv"),
     );
-    let output = Command::new("python3")
+    let output = Command::new(&python)
         .args(["-c", &script])
         .output()
         .unwrap();

@@ -214,23 +214,11 @@ fn assert_rows(kept: &[u64], expected: &[u64], what: &str) {
     );
 }
 
-fn ensure_numpy() {
-    let has_numpy = Command::new("python3")
-        .args(["-c", "import numpy"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !has_numpy {
-        let installed = Command::new("python3")
-            .args(["-m", "pip", "install", "--quiet", "numpy"])
-            .status()
-            .is_ok_and(|s| s.success());
-        assert!(installed, "numpy is needed and `pip install numpy` failed");
-    }
-}
-
 #[test]
 fn recompute_script_gives_eval_output_dense_and_sparse() {
-    ensure_numpy();
+    let Some(python) = common::python_with_numpy() else {
+        return;
+    };
     let dir = tempfile::tempdir().expect("dir");
     let input = fixture("epd/sts.epd");
     let scores = dir.path().join("scores.csv");
@@ -251,7 +239,7 @@ fn recompute_script_gives_eval_output_dense_and_sparse() {
             args.push("--sparse");
         }
         pawnstorm(&args);
-        let output = Command::new("python3")
+        let output = Command::new(&python)
             .arg(format!(
                 "{}/examples/recompute_eval.py",
                 env!("CARGO_MANIFEST_DIR")

@@ -9,6 +9,14 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
+def required(module: str):
+    """`module` imported; skipped (with the reason shown) where it is missing, except where
+    PAWNSTORM_REQUIRE_PYTHON is set (scripts/test, CI): there a missing module fails."""
+    if os.environ.get("PAWNSTORM_REQUIRE_PYTHON"):
+        return __import__(module)
+    return pytest.importorskip(module, reason=f"{module} is not installed (scripts/test installs it)")
+
+
 @pytest.fixture(scope="session")
 def pawnstorm_bin() -> pathlib.Path:
     """The CLI built by `cargo build --release` (scripts/python-tests builds it and sets

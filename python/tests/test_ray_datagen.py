@@ -5,8 +5,9 @@ import importlib.util
 import pathlib
 
 import pytest
+from conftest import required
 
-ray = pytest.importorskip("ray")
+ray = required("ray")
 
 EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "ray_datagen.py"
 

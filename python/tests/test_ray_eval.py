@@ -7,8 +7,9 @@ import pathlib
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
+from conftest import required
 
-ray = pytest.importorskip("ray")
+ray = required("ray")
 
 EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "ray_eval.py"
 

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 import pawnstorm
+from conftest import required
 
-ray = pytest.importorskip("ray")
+ray = required("ray")
 
 EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "ray_features.py"
 

@@ -12,6 +12,32 @@ pub fn read_fixture(relative: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
+/// A Python with numpy for the tests that check files with it: `$PAWNSTORM_PYTHON` (the
+/// project's virtual environment, which `scripts/test` makes and names), else `python3` if
+/// it has numpy. Nothing is installed here. `None` (the caller skips, saying so) when
+/// neither is there; with `$PAWNSTORM_REQUIRE_PYTHON` set (CI) that is a failure instead.
+pub fn python_with_numpy() -> Option<String> {
+    let has_numpy = |python: &str| {
+        std::process::Command::new(python)
+            .args(["-c", "import numpy"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    let python = std::env::var("PAWNSTORM_PYTHON").unwrap_or_else(|_| "python3".to_string());
+    if has_numpy(&python) {
+        return Some(python);
+    }
+    assert!(
+        std::env::var_os("PAWNSTORM_REQUIRE_PYTHON").is_none(),
+        "{python} has no numpy, and PAWNSTORM_REQUIRE_PYTHON says these tests must run"
+    );
+    eprintln!(
+        "SKIPPED: {python} has no numpy; run scripts/test (it makes target/python-venv and \
+         sets PAWNSTORM_PYTHON) or point PAWNSTORM_PYTHON at a Python with numpy"
+    );
+    None
+}
+
 /// A seeded xorshift* generator: the same positions on every run.
 pub struct Rng(pub u64);
 
