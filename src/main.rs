@@ -19,6 +19,27 @@ fn main() -> ExitCode {
             pawnstorm::db::Verify::Checksums
         },
     };
+    // Commands that write files end on SIGINT/SIGTERM without leaving temporary files
+    // (label keeps what it has labelled and handles the signals itself; the UCI loop and
+    // the readers write nothing).
+    let writes_files = matches!(
+        args.command,
+        Some(
+            Command::Import(_)
+                | Command::Export(_)
+                | Command::Features(_)
+                | Command::Eval(_)
+                | Command::Weights(_)
+                | Command::Tune(_)
+                | Command::Split(_)
+                | Command::Merge(_)
+                | Command::Datagen(_)
+        )
+    );
+    if writes_files && let Err(e) = pawnstorm::durable::remove_pending_on_signals() {
+        eprintln!("error: installing the signal handlers: {e}");
+        return ExitCode::FAILURE;
+    }
     let outcome = match args.command {
         Some(Command::Import(args)) => cli::import::run(args),
         Some(Command::Info(args)) => cli::info::run(args, global),

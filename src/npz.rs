@@ -16,6 +16,7 @@ use zip::{CompressionMethod, ZipWriter};
 pub struct NpzWriter {
     zip: ZipWriter<File>,
     temp: tempfile::TempPath,
+    pending: crate::durable::Pending,
     target: PathBuf,
     /// Bytes the current array still expects.
     expected: u64,
@@ -84,10 +85,11 @@ impl NpzWriter {
         // A finished file is an ordinary one, not the temporary file's private 0600.
         #[cfg(unix)]
         builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
-        let temp = builder.tempfile_in(dir)?;
+        let (temp, pending) = crate::durable::Pending::create(path, || builder.tempfile_in(dir))?;
         let (file, temp) = NamedTempFile::into_parts(temp);
         Ok(NpzWriter {
             zip: ZipWriter::new(file),
+            pending,
             temp,
             target: path.to_path_buf(),
             expected: 0,
@@ -174,8 +176,9 @@ impl NpzWriter {
         let file = self.zip.finish().map_err(zip_error)?;
         file.sync_all()?;
         drop(file);
-        self.temp
-            .persist(&self.target)
+        let (temp, target) = (self.temp, &self.target);
+        self.pending
+            .commit(|| temp.persist(target))
             .map_err(|e| io::Error::other(format!("renaming into place: {e}")))?;
         crate::durable::sync_parent_dir(&self.target)?;
         Ok(self.target)

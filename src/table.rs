@@ -95,6 +95,7 @@ pub struct TableWriter {
     columns: Vec<(String, ColumnType)>,
     rows: u64,
     temp: NamedTempFile,
+    pending: crate::durable::Pending,
 }
 
 /// Pieces of a `.csv` formatted per window before they are written in order: enough for
@@ -125,7 +126,8 @@ impl TableWriter {
         builder.prefix(".table-").suffix(".tmp");
         #[cfg(unix)]
         builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
-        let temp = builder.tempfile_in(&dir).map_err(|error| TableError::Io {
+        let (temp, pending) = crate::durable::Pending::create(path, || builder.tempfile_in(&dir))
+            .map_err(|error| TableError::Io {
             path: path.to_path_buf(),
             error,
         })?;
@@ -134,6 +136,7 @@ impl TableWriter {
             format,
             columns: columns.to_vec(),
             rows,
+            pending,
             temp,
         })
     }
@@ -233,12 +236,18 @@ impl TableWriter {
         }
         self.temp.as_file().sync_all().map_err(|e| self.io(e))?;
         let TableWriter {
-            path, temp, rows, ..
+            path,
+            temp,
+            rows,
+            pending,
+            ..
         } = self;
-        temp.persist(&path).map_err(|e| TableError::Io {
-            path: path.clone(),
-            error: e.error,
-        })?;
+        pending
+            .commit(|| temp.persist(&path))
+            .map_err(|e| TableError::Io {
+                path: path.clone(),
+                error: e.error,
+            })?;
         crate::durable::sync_parent_dir(&path).map_err(|error| TableError::Io { path, error })?;
         Ok(rows)
     }

@@ -250,6 +250,7 @@ fn describe(summary: &Summary, first_game_id: u32) -> String {
 struct PgnOut {
     path: PathBuf,
     temp: tempfile::NamedTempFile,
+    pending: pawnstorm::durable::Pending,
     out: io::BufWriter<File>,
 }
 
@@ -264,7 +265,9 @@ impl PgnOut {
         builder.prefix(".pgn-").suffix(".tmp");
         #[cfg(unix)]
         builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
-        let temp = builder.tempfile_in(&dir).with_context(context)?;
+        let (temp, pending) =
+            pawnstorm::durable::Pending::create(path, || builder.tempfile_in(&dir))
+                .with_context(context)?;
         let mut out = io::BufWriter::new(temp.reopen().with_context(context)?);
         if append && path.exists() {
             let mut old = File::open(path).with_context(context)?;
@@ -272,6 +275,7 @@ impl PgnOut {
         }
         Ok(PgnOut {
             path: path.to_path_buf(),
+            pending,
             temp,
             out,
         })
@@ -288,8 +292,8 @@ impl PgnOut {
         self.out.flush().with_context(context)?;
         self.out.get_ref().sync_all().with_context(context)?;
         let path = self.path.clone();
-        self.temp
-            .persist(&path)
+        self.pending
+            .commit(|| self.temp.persist(&path))
             .map_err(|e| e.error)
             .with_context(|| format!("PGN output {}", path.display()))?;
         pawnstorm::durable::sync_parent_dir(&path)

@@ -32,14 +32,16 @@ pub fn write_atomically<T>(
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    let temp = tempfile::NamedTempFile::new_in(dir)
-        .with_context(|| format!("{}: creating a temporary file", dir.display()))?;
+    let (temp, pending) =
+        pawnstorm::durable::Pending::create(path, || tempfile::NamedTempFile::new_in(dir))
+            .with_context(|| format!("{}: creating a temporary file", dir.display()))?;
     let mut sink = BufWriter::new(temp.as_file());
     let value = fill(&mut sink).with_context(|| format!("writing {}", path.display()))?;
     sink.flush()
         .with_context(|| format!("writing {}", path.display()))?;
     drop(sink);
-    temp.persist(path)
+    pending
+        .commit(|| temp.persist(path))
         .with_context(|| format!("{}: renaming into place", path.display()))?;
     pawnstorm::durable::sync_parent_dir(path)
         .with_context(|| format!("{}: syncing its directory", path.display()))?;

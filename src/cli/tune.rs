@@ -133,6 +133,8 @@ pub fn run(args: Args, global: Global) -> Result<()> {
     if !dir.is_dir() {
         bail!("{}: no such directory", dir.display());
     }
+    // Written only at the end: an interrupt before then names it as not written.
+    pawnstorm::durable::announce(&args.output);
     let frozen = tune::select_weights(&args.freeze)?;
     let start = weights::load(args.start.as_deref())?;
     let pool = pawnstorm::workers::pool(args.threads).context("starting worker threads")?;

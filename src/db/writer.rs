@@ -107,7 +107,7 @@ impl BlockBuffer {
 /// column (the blocks already written are copied once into the wider layout).
 pub struct DbWriter {
     path: PathBuf,
-    temp: NamedTempFile,
+    temp: Staged,
     out: BufWriter<File>,
     block_size: u32,
     columns: Columns,
@@ -337,8 +337,9 @@ impl DbWriter {
         let io = |e| DbError::io(&self.path, e);
         self.out.get_ref().sync_all().map_err(io)?;
         let path = self.path.clone();
-        self.temp
-            .persist(&path)
+        let Staged { file, pending } = self.temp;
+        pending
+            .commit(|| file.persist(&path))
             .map_err(|e| DbError::io(&path, e.error))?;
         crate::durable::sync_parent_dir(&path).map_err(|e| DbError::io(&path, e))?;
         Ok(self.count)
@@ -349,9 +350,21 @@ fn lock_existing(path: &Path) -> Result<Option<File>, DbError> {
     crate::durable::lock_existing(path).map_err(|e| DbError::io(path, e))
 }
 
+/// A DB's temporary file, known to the interrupt handler until it is renamed into place.
+struct Staged {
+    file: NamedTempFile,
+    pending: crate::durable::Pending,
+}
+
+impl Staged {
+    fn path(&self) -> &Path {
+        self.file.path()
+    }
+}
+
 /// A temporary file in the target's directory (so that renaming it into place is atomic),
 /// with room for the header at its start.
-fn start_file(path: &Path) -> Result<(NamedTempFile, BufWriter<File>), DbError> {
+fn start_file(path: &Path) -> Result<(Staged, BufWriter<File>), DbError> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
@@ -362,10 +375,17 @@ fn start_file(path: &Path) -> Result<(NamedTempFile, BufWriter<File>), DbError> 
     // Temporary files are private (0600); the finished DB is an ordinary file.
     #[cfg(unix)]
     builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
-    let temp = builder.tempfile_in(&dir).map_err(io)?;
+    let (temp, pending) =
+        crate::durable::Pending::create(path, || builder.tempfile_in(&dir)).map_err(io)?;
     let mut out = BufWriter::with_capacity(1 << 20, temp.reopen().map_err(io)?);
     out.write_all(&[0u8; HEADER_SIZE]).map_err(io)?;
-    Ok((temp, out))
+    Ok((
+        Staged {
+            file: temp,
+            pending,
+        },
+        out,
+    ))
 }
 
 /// Copies every block of `source` to `out` in the layout of `columns`: column bytes are
