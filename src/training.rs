@@ -581,71 +581,89 @@ pub fn write_labels(
 ) -> anyhow::Result<()> {
     let n = selection.count;
     let block_size = db.block_size() as u64;
-    /// One block's labels, gathered in one pass (small next to the features).
-    #[derive(Default)]
-    struct Labels {
-        index: Vec<u64>,
-        stm: Vec<u8>,
-        result: Vec<f32>,
-        score: Vec<i32>,
-        game: Vec<i64>,
-        ply: Vec<i32>,
-    }
-    // The index array streams; the others come along from the same pass.
-    let labels = stream(
-        db,
-        selection,
-        npz,
-        ("index", "<u8", &[n]),
-        |index, block, rows, out| {
-            let base = index as u64 * block_size;
-            let mut labels = Labels::default();
-            for &row in rows {
-                let r = row as usize;
-                labels.index.push(base + row as u64);
-                labels.stm.push(block.side_to_move[r]);
-                // Black's view of a White's-view label: turned round.
-                let turn = pov == Pov::SideToMove && block.side_to_move[r] != 0;
-                labels.result.push(match block.result.map(|c| c[r]) {
+    /// One label array: its name, numpy type, and the bytes of row `r` of `block` (the
+    /// block's index given).
+    type Fill = dyn Fn(u64, &Block<'_>, usize, &mut Vec<u8>) + Sync;
+    // Black's view of a White's-view label: turned round.
+    let turn =
+        move |block: &Block<'_>, r: usize| pov == Pov::SideToMove && block.side_to_move[r] != 0;
+    let arrays: [(&str, &str, Box<Fill>); 6] = [
+        (
+            "index",
+            "<u8",
+            Box::new(move |index, _, r, out| {
+                out.extend_from_slice(&(index * block_size + r as u64).to_le_bytes())
+            }),
+        ),
+        (
+            "stm",
+            "|u1",
+            Box::new(|_, block, r, out| out.push(block.side_to_move[r])),
+        ),
+        (
+            "result",
+            "<f4",
+            Box::new(move |_, block, r, out| {
+                let turn = turn(block, r);
+                let result: f32 = match block.result.map(|c| c[r]) {
                     Some(0) => 0.5,
                     Some(1) => (!turn) as u8 as f32,
                     Some(-1) => turn as u8 as f32,
                     Some(NO_RESULT) | None | Some(_) => f32::NAN,
-                });
-                labels.score.push(match block.score.map(|c| c[r]) {
-                    Some(score) if score != UNKNOWN_SCORE && turn => -score,
+                };
+                out.extend_from_slice(&result.to_le_bytes());
+            }),
+        ),
+        (
+            "score",
+            "<i4",
+            Box::new(move |_, block, r, out| {
+                let score = match block.score.map(|c| c[r]) {
+                    Some(score) if score != UNKNOWN_SCORE && turn(block, r) => -score,
                     Some(score) => score,
                     None => UNKNOWN_SCORE,
-                });
-                labels.game.push(match block.game_id.map(|c| c[r]) {
+                };
+                out.extend_from_slice(&score.to_le_bytes());
+            }),
+        ),
+        (
+            "game",
+            "<i8",
+            Box::new(|_, block, r, out| {
+                let game: i64 = match block.game_id.map(|c| c[r]) {
                     Some(NO_GAME) | None => -1,
                     Some(id) => id as i64,
-                });
-                labels.ply.push(match block.ply.map(|c| c[r]) {
+                };
+                out.extend_from_slice(&game.to_le_bytes());
+            }),
+        ),
+        (
+            "ply",
+            "<i4",
+            Box::new(|_, block, r, out| {
+                let ply: i32 = match block.ply.map(|c| c[r]) {
                     Some(NO_PLY) | None => -1,
                     Some(ply) => ply as i32,
-                });
-            }
-            out.extend_from_slice(bytemuck::cast_slice(&labels.index));
-            labels
-        },
-        &|_| {},
-    )?;
-    let stm: Vec<u8> = labels.iter().flat_map(|l| l.stm.iter().copied()).collect();
-    npz.array("stm", "|u1", &[n], &stm)?;
-    let result: Vec<f32> = labels
-        .iter()
-        .flat_map(|l| l.result.iter().copied())
-        .collect();
-    npz.array("result", "<f4", &[n], &result)?;
-    let score: Vec<i32> = labels
-        .iter()
-        .flat_map(|l| l.score.iter().copied())
-        .collect();
-    npz.array("score", "<i4", &[n], &score)?;
-    let game: Vec<i64> = labels.iter().flat_map(|l| l.game.iter().copied()).collect();
-    npz.array("game", "<i8", &[n], &game)?;
-    let ply: Vec<i32> = labels.iter().flat_map(|l| l.ply.iter().copied()).collect();
-    npz.array("ply", "<i4", &[n], &ply)?;
+                };
+                out.extend_from_slice(&ply.to_le_bytes());
+            }),
+        ),
+    ];
+    // One pass per array, each streamed as it is computed: the labels are a few bytes a
+    // position, but held whole for 10M positions they were hundreds of megabytes.
+    for (name, descr, fill) in &arrays {
+        stream(
+            db,
+            selection,
+            npz,
+            (name, descr, &[n]),
+            |index, block, rows, out| {
+                for &row in rows {
+                    fill(index as u64, block, row as usize, out);
+                }
+            },
+            &|_| {},
+        )?;
+    }
     Ok(())
 }
