@@ -236,3 +236,37 @@ def test_bullet_records_are_side_to_move_relative_as_bullet_defines_them(exporte
             # would: Black's king on e8 shows on e1.
             assert pieces[ksq] == (0, 5)
     assert black > 0
+
+
+def test_parquet_over_several_row_groups_written_on_two_threads_reads_back_in_order(cli, fixtures, tmp_path):
+    """More than one row group (131,072 rows each) written by two threads: pyarrow reads
+    every row back in DB order, every column equal to the EPD export of the same DB."""
+    texel = (fixtures / "texel" / "labeled-from-fixture-pgns.epd").read_text()
+    source = tmp_path / "big.epd"
+    source.write_text(texel * 5)  # 320,080 positions: three row groups
+    db = tmp_path / "big.psdb"
+    cli("import", source, "-o", db)
+    parquet, epd = tmp_path / "big.parquet", tmp_path / "big.epd.out"
+    cli("export", db, "-o", parquet, "--threads", "2")
+    cli("export", db, "-o", epd, "--format", "epd")
+    metadata = pq.ParquetFile(parquet).metadata
+    assert metadata.num_row_groups >= 3, metadata.num_row_groups
+    table = pq.read_table(parquet)
+    lines = epd.read_text().splitlines()
+    assert table.num_rows == len(lines) == 5 * len(texel.splitlines())
+    data = table.to_pydict()
+    assert data["index"] == list(range(len(lines)))
+    assert data["fen"] == [" ".join(line.split(" ")[:6]) for line in lines]
+    # Every column, row by row, against the position the EPD line names (a sample of rows
+    # from each row group and every row group boundary, to keep the test quick).
+    rows = sorted({*range(0, len(lines), 997), *(k * 131_072 + d for k in range(1, 3) for d in (-1, 0, 1))})
+    for i in rows:
+        row = parse_epd(lines[i])
+        board = row["board"]
+        for color, offset in ((chess.WHITE, 0), (chess.BLACK, 6)):
+            for k, piece_type in enumerate(PIECE_TYPES):
+                assert data[BITBOARDS[offset + k]][i] == int(board.pieces(piece_type, color)), (i, BITBOARDS[offset + k])
+        assert data["side_to_move"][i] == (board.turn == chess.BLACK), i
+        assert data["result"][i] == row["result"], i
+        # The labelled set has results only: no score column, and no scores in the EPD.
+        assert "score" not in data and row["score"] is None, i
