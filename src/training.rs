@@ -88,13 +88,31 @@ fn stream<T: Send>(
     db: &Database,
     selection: &Selection,
     npz: &mut NpzWriter,
-    (name, descr, shape): (&str, &str, &[u64]),
+    array: (&str, &str, &[u64]),
     fill: impl Fn(usize, &Block<'_>, &[u32], &mut Vec<u8>) -> T + Sync,
     progress: &(dyn Fn(u64) + Sync),
 ) -> anyhow::Result<Vec<T>> {
+    let mut kept = Vec::with_capacity(db.block_count());
+    stream_each(db, selection, npz, array, fill, progress, |extra| {
+        kept.push(extra);
+        Ok(())
+    })?;
+    Ok(kept)
+}
+
+/// [`stream`], handing each block's extra value to `each` in DB order as soon as its bytes
+/// are written instead of keeping them all.
+fn stream_each<T: Send>(
+    db: &Database,
+    selection: &Selection,
+    npz: &mut NpzWriter,
+    (name, descr, shape): (&str, &str, &[u64]),
+    fill: impl Fn(usize, &Block<'_>, &[u32], &mut Vec<u8>) -> T + Sync,
+    progress: &(dyn Fn(u64) + Sync),
+    mut each: impl FnMut(T) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
     npz.start_array(name, descr, shape)?;
     let window = rayon::current_num_threads() * BLOCKS_PER_THREAD;
-    let mut kept = Vec::with_capacity(db.block_count());
     let mut first = 0;
     while first < db.block_count() {
         let last = (first + window).min(db.block_count());
@@ -111,11 +129,70 @@ fn stream<T: Send>(
             .collect::<anyhow::Result<_>>()?;
         for (bytes, extra) in pieces {
             npz.write(&bytes)?;
-            kept.push(extra);
+            each(extra)?;
         }
         first = last;
     }
-    Ok(kept)
+    Ok(())
+}
+
+/// The per-row extras of a terms pass, spilled to anonymous temporary files as the blocks
+/// are done (a few bytes a position, but held whole for 10M positions they were 165 MB),
+/// then copied into the archive. The files have no name: nothing is left behind.
+struct ExtrasSpill {
+    files: [std::fs::File; 6],
+}
+
+/// The spilled arrays: name and numpy type, in the order of [`ExtrasSpill::files`].
+const EXTRAS: [(&str, &str); 6] = [
+    ("phase", "|u1"),
+    ("scale", "|u1"),
+    ("scale_white", "|u1"),
+    ("scale_black", "|u1"),
+    ("rule", "|u1"),
+    ("rule_score", "<i4"),
+];
+
+impl ExtrasSpill {
+    fn new() -> std::io::Result<ExtrasSpill> {
+        let file = || tempfile::tempfile();
+        Ok(ExtrasSpill {
+            files: [file()?, file()?, file()?, file()?, file()?, file()?],
+        })
+    }
+
+    fn append(&mut self, extras: &TermExtras) -> std::io::Result<()> {
+        use std::io::Write;
+        let parts: [&[u8]; 6] = [
+            &extras.phase,
+            &extras.scale,
+            &extras.scale_white,
+            &extras.scale_black,
+            &extras.rule,
+            bytemuck::cast_slice(&extras.rule_score),
+        ];
+        for (file, bytes) in self.files.iter_mut().zip(parts) {
+            file.write_all(bytes)?;
+        }
+        Ok(())
+    }
+
+    fn write_to(self, npz: &mut NpzWriter, n: u64) -> anyhow::Result<()> {
+        use std::io::{Read, Seek};
+        let mut chunk = vec![0u8; 1 << 20];
+        for (mut file, (name, descr)) in self.files.into_iter().zip(EXTRAS) {
+            npz.start_array(name, descr, &[n])?;
+            file.rewind()?;
+            loop {
+                let got = file.read(&mut chunk)?;
+                if got == 0 {
+                    break;
+                }
+                npz.write(&chunk[..got])?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The `rule` array's codes.
@@ -274,14 +351,16 @@ pub fn write_terms(
             values_out.extend_from_slice(bytemuck::cast_slice(&nonzero_values));
             extras
         };
-    let per_block: Vec<(TermExtras, Vec<u8>)> = match layout {
-        Layout::Dense => stream(
+    let mut spill = ExtrasSpill::new()?;
+    match layout {
+        Layout::Dense => stream_each(
             db,
             selection,
             npz,
             ("coefficients", "<i2", &[n, w as u64]),
-            |_, block, rows, out| (compute(block, rows, out, None), Vec::new()),
+            |_, block, rows, out| compute(block, rows, out, None),
             progress,
+            |extras| Ok(spill.append(&extras)?),
         )?,
         Layout::Sparse => {
             // The non-zero count is known only once every row is done: the sparse arrays are
@@ -321,31 +400,14 @@ pub fn write_terms(
                 npz.write(indices)?;
             }
             npz.start_array("values", "<i2", &[nnz])?;
-            let mut extras = Vec::with_capacity(gathered.len());
             for (e, _, nonzero_values) in gathered {
                 npz.write(&nonzero_values)?;
-                extras.push((e, Vec::new()));
+                spill.append(&e)?;
             }
             npz.array("shape", "<i8", &[2], &[n as i64, w as i64])?;
-            extras
         }
-    };
-    let gather = |pick: fn(&TermExtras) -> &[u8]| -> Vec<u8> {
-        per_block
-            .iter()
-            .flat_map(|(e, _)| pick(e).iter().copied())
-            .collect()
-    };
-    npz.array("phase", "|u1", &[n], &gather(|e| &e.phase))?;
-    npz.array("scale", "|u1", &[n], &gather(|e| &e.scale))?;
-    npz.array("scale_white", "|u1", &[n], &gather(|e| &e.scale_white))?;
-    npz.array("scale_black", "|u1", &[n], &gather(|e| &e.scale_black))?;
-    npz.array("rule", "|u1", &[n], &gather(|e| &e.rule))?;
-    let rule_score: Vec<i32> = per_block
-        .iter()
-        .flat_map(|(e, _)| e.rule_score.iter().copied())
-        .collect();
-    npz.array("rule_score", "<i4", &[n], &rule_score)?;
+    }
+    spill.write_to(npz, n)?;
     let flat: Vec<i32> = values.iter().flat_map(|v| [v.mg, v.eg]).collect();
     npz.array("weights", "<i4", &[w as u64, 2], &flat)?;
     npz.strings("weight_names", &Weights::names())?;
