@@ -129,8 +129,8 @@ impl Pending {
             announced.retain(|t| t != target);
         }
         list.retain(|(temp, _)| *temp != self.temp);
+        // `self` drops after the list is released; its own removal then finds nothing.
         drop(list);
-        std::mem::forget(self);
         outcome
     }
 }
