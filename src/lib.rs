@@ -13,6 +13,8 @@ pub mod export;
 pub mod features;
 pub mod fen;
 pub mod filters;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod import;
 pub mod label;
 pub mod labels;

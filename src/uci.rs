@@ -37,6 +37,42 @@ pub fn run() {
     uci.finish_search(true);
 }
 
+/// Limits a driven loop keeps to whatever its commands ask ([`drive`]), so that a fuzzer's
+/// arbitrary sessions stay fast and small: every search stops by this many nodes, perft and
+/// `bench` go no deeper than these, the hash and thread counts are capped, and no file named
+/// by an option is read (`/dev/zero` as a weights file would never end).
+#[derive(Clone, Copy, Debug)]
+pub struct Bounds {
+    pub nodes: u64,
+    pub perft_depth: u32,
+    pub bench_depth: i32,
+    pub hash_mb: usize,
+    pub threads: usize,
+}
+
+impl Bounds {
+    pub const FUZZING: Bounds = Bounds {
+        nodes: 2_000,
+        perft_depth: 3,
+        bench_depth: 1,
+        hash_mb: 4,
+        threads: 2,
+    };
+}
+
+/// Runs the loop on `lines` (as standard input would give them) within `bounds`, then stops
+/// any search still running and waits for it.
+pub fn drive<'a>(lines: impl IntoIterator<Item = &'a str>, bounds: Bounds) {
+    let mut uci = Uci::new();
+    uci.bounds = Some(bounds);
+    for line in lines {
+        if !uci.command(line) {
+            break;
+        }
+    }
+    uci.finish_search(true);
+}
+
 /// Prints a line to standard output, flushed (a GUI waits for whole lines). A closed
 /// output is not an error worth dying for: the end of input follows.
 fn say(text: &str) {
@@ -60,6 +96,8 @@ struct Uci {
     chess960: bool,
     /// `UCI_ShowWDL`: `info` lines carry `wdl W D L`.
     show_wdl: bool,
+    /// Set when driven by [`drive`].
+    bounds: Option<Bounds>,
 }
 
 impl Uci {
@@ -73,6 +111,7 @@ impl Uci {
             hash_mb: DEFAULT_HASH_MB,
             chess960: false,
             show_wdl: false,
+            bounds: None,
         }
     }
 
@@ -186,6 +225,7 @@ impl Uci {
             return;
         }
         self.finish_search(false);
+        let bounds = self.bounds;
         let chess960 = &mut self.chess960;
         let show_wdl = &mut self.show_wdl;
         let hash_mb = &mut self.hash_mb;
@@ -206,6 +246,7 @@ impl Uci {
         match name.to_ascii_lowercase().as_str() {
             "hash" => {
                 if let Some(mb) = number(MAX_HASH_MB as u64, 1) {
+                    let mb = bounds.map_or(mb, |b| mb.min(b.hash_mb as u64));
                     if engine.resize_hash(mb as usize) {
                         *hash_mb = mb as usize;
                     } else {
@@ -221,7 +262,7 @@ impl Uci {
             }
             "threads" => {
                 if let Some(n) = number(MAX_THREADS as u64, 1) {
-                    engine.set_threads(n as usize);
+                    engine.set_threads(bounds.map_or(n as usize, |b| (n as usize).min(b.threads)));
                 }
             }
             "clear hash" => engine.clear(),
@@ -234,6 +275,11 @@ impl Uci {
                 if let Some(n) = number(MAX_MULTIPV as u64, 1) {
                     engine.options.multipv = n as usize;
                 }
+            }
+            "syzygypath" | "weights" if bounds.is_some() => {
+                complain(&format!(
+                    "setoption {name}: no file is read in a bounded session"
+                ));
             }
             "syzygypath" => {
                 if value.is_empty() || value == "<empty>" {
@@ -317,7 +363,9 @@ impl Uci {
     fn go(&mut self, args: &[&str]) {
         if let Some(("perft", rest)) = args.split_first().map(|(w, r)| (*w, r)) {
             match rest.first().map(|d| d.parse::<u32>()) {
-                Some(Ok(depth)) => self.perft(depth),
+                Some(Ok(depth)) => {
+                    self.perft(self.bounds.map_or(depth, |b| depth.min(b.perft_depth)))
+                }
                 _ => complain("go perft: expected a depth"),
             }
             return;
@@ -325,9 +373,12 @@ impl Uci {
         if self.engine_idle().is_none() {
             return;
         }
-        let Some((limits, search_moves)) = parse_go(args, &self.board, self.chess960) else {
+        let Some((mut limits, search_moves)) = parse_go(args, &self.board, self.chess960) else {
             return;
         };
+        if let Some(bounds) = self.bounds {
+            limits.nodes = Some(limits.nodes.map_or(bounds.nodes, |n| n.min(bounds.nodes)));
+        }
         let Some(mut engine) = self.engine.take() else {
             return;
         };
@@ -416,6 +467,7 @@ impl Uci {
             return;
         }
         let depth = depth.unwrap_or(crate::search::bench::DEFAULT_DEPTH);
+        let depth = self.bounds.map_or(depth, |b| depth.min(b.bench_depth));
         match crate::search::bench::run(depth, |_, _| {}) {
             Ok(result) => say(&format!(
                 "Nodes searched: {}\nNodes/second: {}",

@@ -323,6 +323,16 @@ impl Header {
     }
 }
 
+/// Writes the right header checksum into the first [`HEADER_SIZE`] bytes of `file` (for a
+/// fuzzer, so that its mutations reach past the header's check).
+pub fn set_header_crc(file: &mut [u8]) {
+    let Some(header) = file.first_chunk_mut::<HEADER_SIZE>() else {
+        return;
+    };
+    let crc = header_crc(header);
+    header[44..48].copy_from_slice(&crc.to_le_bytes());
+}
+
 fn header_crc(bytes: &[u8; HEADER_SIZE]) -> u32 {
     let mut hasher = crc32fast::Hasher::new();
     hasher.update(&bytes[..44]);

@@ -25,8 +25,8 @@ pub use layout::Layout;
 use layout::block_crc;
 pub use layout::{
     Columns, DEFAULT_BLOCK_SIZE, FORMAT_VERSION, HEADER_SIZE, Header, MAGIC, MAX_BLOCK_SIZE,
-    MIN_BLOCK_SIZE, NO_GAME, NO_PLY, NO_RESULT, NO_SCORE, NO_U16, OLDEST_VERSION, TRAILER_SIZE,
-    U16_LABELS,
+    MIN_BLOCK_SIZE, NO_GAME, NO_PLY, NO_RESULT, NO_SCORE, NO_SQUARE, NO_U16, OLDEST_VERSION,
+    TRAILER_SIZE, U16_LABELS, set_header_crc,
 };
 pub use writer::DbWriter;
 

@@ -185,6 +185,21 @@ fn parse_eval_line_serde(line: &[u8]) -> Result<Option<Record>, String> {
     record(&parsed.fen, parsed.evals.0).map(Some)
 }
 
+/// Asserts that both parsers agree on `line` (the same record or the same error) and that
+/// whatever the scanner reads, serde_json reads the same way; whether the scanner read it.
+/// The differential tests and the fuzz target call it.
+pub fn agrees_with_serde(line: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(line);
+    assert_eq!(parse_eval_line(line), parse_eval_line_serde(line), "{text}");
+    let scanned = scan::scan(line);
+    if let Some((fen, first_pv)) = scanned {
+        let parsed: EvalLine<'_> = serde_json::from_slice(line)
+            .unwrap_or_else(|e| panic!("the scanner took what serde_json refuses ({e}): {text}"));
+        assert_eq!((fen, first_pv), (&*parsed.fen, parsed.evals.0), "{text}");
+    }
+    scanned.is_some()
+}
+
 /// The record of a line's FEN and the first PV of its deepest evaluation.
 fn record(fen: &str, first_pv: Option<Pv>) -> Result<Record, String> {
     let position = parse_fen(fen).map_err(|e| format!("fen {fen:?}: {e}"))?;

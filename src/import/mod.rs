@@ -7,7 +7,7 @@
 
 mod binpack;
 mod into_db;
-mod jsonl;
+pub(crate) mod jsonl;
 pub mod lichess;
 mod pgn;
 
@@ -241,6 +241,28 @@ pub fn import(
         file: name.clone(),
         error,
     })?;
+    import_reader(
+        name,
+        reader,
+        bytes_read,
+        format,
+        options,
+        next_game_id,
+        handlers,
+    )
+}
+
+/// [`import`] from an open (decompressed) stream named `name`; `bytes_read` is what the
+/// progress reports.
+pub fn import_reader(
+    name: String,
+    reader: Box<dyn Read>,
+    bytes_read: Arc<AtomicU64>,
+    format: Format,
+    options: &ImportOptions,
+    next_game_id: &mut u32,
+    handlers: &mut Handlers<'_>,
+) -> Result<Counts, ImportError> {
     if format == Format::Binpack {
         let counter = Arc::clone(&bytes_read);
         return binpack::import_binpack(

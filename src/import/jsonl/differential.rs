@@ -250,19 +250,6 @@ fn line(rng: &mut Rng) -> String {
     format!("{}{}{}", ws(rng), object(rng, fields), ws(rng))
 }
 
-/// Both parsers agree on `line`; whether the scanner read it.
-fn check(line: &[u8]) -> bool {
-    let text = String::from_utf8_lossy(line);
-    assert_eq!(parse_eval_line(line), parse_eval_line_serde(line), "{text}");
-    let scanned = scan(line);
-    if let Some((fen, first_pv)) = scanned {
-        let parsed: EvalLine<'_> = serde_json::from_slice(line)
-            .unwrap_or_else(|e| panic!("the scanner took what serde_json refuses ({e}): {text}"));
-        assert_eq!((fen, first_pv), (&*parsed.fen, parsed.evals.0), "{text}");
-    }
-    scanned.is_some()
-}
-
 #[test]
 fn generated_lines_read_as_serde_json_reads_them() {
     let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15);
@@ -270,7 +257,7 @@ fn generated_lines_read_as_serde_json_reads_them() {
     let n = 20_000;
     for _ in 0..n {
         let line = line(&mut rng);
-        scanned += usize::from(check(line.as_bytes()));
+        scanned += usize::from(agrees_with_serde(line.as_bytes()));
         good += usize::from(matches!(parse_eval_line(line.as_bytes()), Ok(Some(_))));
     }
     // Not a vacuous agreement: most lines take the scanner's path, and many are good.
@@ -291,7 +278,7 @@ fn mangled_lines_are_refused_as_serde_json_refuses_them() {
     }
     let (mut refused, mut total) = (0, 0);
     let mut try_line = |mangled: &[u8]| {
-        check(mangled);
+        agrees_with_serde(mangled);
         total += 1;
         refused += usize::from(parse_eval_line(mangled).is_err());
     };
@@ -332,5 +319,5 @@ fn scanner_reads_the_lines_lichess_writes() {
             })
         ))
     );
-    assert!(check(line));
+    assert!(agrees_with_serde(line));
 }
