@@ -90,10 +90,13 @@ pub fn record_of_entry(entry: &TrainingDataEntry, game_id: u32) -> Result<Record
     for (kind, sf) in pieces.iter_mut().zip(SF_TYPES) {
         *kind = Bitboard(pos.pieces_bb_type(sf).bits());
     }
-    let colors = [
-        Bitboard(pos.pieces_bb(SfColor::White).bits()),
-        Bitboard(pos.pieces_bb(SfColor::Black).bits()),
-    ];
+    // Each colour from its pieces by type: `pieces_bb(colour)` debug-asserts that the side
+    // has a piece, and a damaged entry may have none (it is refused below, with the reason).
+    let colors = [SfColor::White, SfColor::Black].map(|color| {
+        SF_TYPES.iter().fold(Bitboard::EMPTY, |set, &sf| {
+            set | Bitboard(pos.pieces_bb_color(color, sf).bits())
+        })
+    });
     let rights = pos.castling_rights();
     let mut castling = CastlingRights::NONE;
     for (color, side_, right, rook_file) in CASTLING {

@@ -170,10 +170,18 @@ pub fn write_operation(out: &mut String, opcode: &str, operands: &[&str]) {
 }
 
 impl fmt::Display for Epd {
-    /// The four position fields, then the operations.
+    /// The four position fields (and the two clocks when they are not 0 and 1: a FEN's
+    /// six fields, which the reader takes), then the operations.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut line = String::new();
         fen::write_position_fields(&self.position, &mut line);
+        let clocks = (
+            self.position.halfmove_clock(),
+            self.position.fullmove_number(),
+        );
+        if clocks != (0, 1) {
+            let _ = write!(line, " {} {}", clocks.0, clocks.1);
+        }
         for op in &self.operations {
             let operands: Vec<&str> = op.operands.iter().map(String::as_str).collect();
             write_operation(&mut line, &op.opcode, &operands);
