@@ -718,3 +718,81 @@ fn psqt_hand_set_weights_are_the_published_pesto_values() {
     let psqt = Term::Psqt as usize;
     assert_eq!((b.mg[psqt], b.eg[psqt]), (24 - -15, -24 - -53));
 }
+
+/// The largest magnitude `m` such that the loader takes `text_of(m)`, by bisection over
+/// 0..=100,000 (the loader takes 0 and refuses more than 100,000 whatever the bound).
+fn largest_accepted(text_of: impl Fn(i64) -> String) -> i64 {
+    let accepted = |m: i64| Weights::from_text(&text_of(m), std::path::Path::new("w.txt")).is_ok();
+    assert!(accepted(0), "{}", text_of(0));
+    let (mut low, mut high) = (0, 100_001);
+    while high - low > 1 {
+        let mid = (low + high) / 2;
+        if accepted(mid) { low = mid } else { high = mid }
+    }
+    low
+}
+
+/// Overflow, tested rather than argued: at the extreme weights the loader still takes
+/// (each weight alone at its largest magnitude, either sign; then every weight at once at
+/// the largest common magnitude, all one sign or alternating), positions that push the
+/// counts up (a side of queens, sixteen pawns, eight passers far from their kings, ...) and
+/// crowded random ones score the same through the reference, `evaluate_with`, the breakdown,
+/// the evaluator and the batch at every lane width, with no i32 sum wrapping
+/// (`fuzzing::check_paths_agree`); and one step past each bound the file is refused.
+#[test]
+fn extreme_weights_the_loader_takes_evaluate_alike_and_one_step_more_is_refused() {
+    use pawnstorm::fuzzing::{EXTREME_FENS, check_paths_agree};
+    let mut positions: Vec<Position> = EXTREME_FENS
+        .iter()
+        .map(|fen| pawnstorm::fen::parse_fen(fen).unwrap_or_else(|e| panic!("{fen}: {e}")))
+        .collect();
+    positions.extend(random_positions(54));
+    let path = std::path::Path::new("w.txt");
+    let evaluate_all = |weights: &Weights| {
+        for position in &positions {
+            check(position, weights);
+        }
+        check_paths_agree(&Prepared::new(weights.clone()), &positions);
+    };
+    let names = Weights::names();
+    let mut bounded = 0;
+    for name in &names {
+        for sign in [1, -1] {
+            let text = |m: i64| format!("{name} {} {}\n", sign * m, sign * m);
+            let m = largest_accepted(text);
+            let weights = Weights::from_text(&text(m), path).expect("accepted");
+            evaluate_all(&weights);
+            assert!(
+                Weights::from_text(&text(m + 1), path).is_err(),
+                "{}",
+                text(m + 1)
+            );
+            bounded += usize::from(m < 100_000);
+        }
+    }
+    // The weights multiplied by the largest counts are bounded by the sums, not the range.
+    assert!(
+        bounded >= 2 * 20,
+        "{bounded} of {} bounded by the sums",
+        2 * names.len()
+    );
+    for alternate in [false, true] {
+        let text = |m: i64| {
+            names
+                .iter()
+                .enumerate()
+                .map(|(i, name)| {
+                    let v = if alternate && i % 2 == 1 { -m } else { m };
+                    format!("{name} {v} {}\n", -v)
+                })
+                .collect::<String>()
+        };
+        let m = largest_accepted(text);
+        assert!(m > 0, "some common magnitude fits");
+        evaluate_all(&Weights::from_text(&text(m), path).expect("accepted"));
+        let past = Weights::from_text(&text(m + 1), path)
+            .expect_err("one step past the bound")
+            .to_string();
+        assert!(past.contains("overflow"), "{past}");
+    }
+}
