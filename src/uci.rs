@@ -55,7 +55,7 @@ impl Bounds {
         nodes: 2_000,
         perft_depth: 3,
         bench_depth: 1,
-        hash_mb: 4,
+        hash_mb: 1,
         threads: 2,
     };
 }
@@ -63,7 +63,7 @@ impl Bounds {
 /// Runs the loop on `lines` (as standard input would give them) within `bounds`, then stops
 /// any search still running and waits for it.
 pub fn drive<'a>(lines: impl IntoIterator<Item = &'a str>, bounds: Bounds) {
-    let mut uci = Uci::new();
+    let mut uci = Uci::with_hash(bounds.hash_mb.min(DEFAULT_HASH_MB));
     uci.bounds = Some(bounds);
     for line in lines {
         if !uci.command(line) {
@@ -102,13 +102,17 @@ struct Uci {
 
 impl Uci {
     fn new() -> Uci {
+        Uci::with_hash(DEFAULT_HASH_MB)
+    }
+
+    fn with_hash(hash_mb: usize) -> Uci {
         Uci {
-            engine: Some(Engine::new(DEFAULT_HASH_MB)),
+            engine: Some(Engine::new(hash_mb)),
             search: None,
             control: Control::new(),
             board: Board::startpos(),
             history: Vec::new(),
-            hash_mb: DEFAULT_HASH_MB,
+            hash_mb,
             chess960: false,
             show_wdl: false,
             bounds: None,
