@@ -9,7 +9,7 @@ use std::process::{Command, Output, Stdio};
 use assert_cmd::prelude::*;
 use pawnstorm::fen::parse_fen;
 
-use common::{fixture, read_fixture};
+use common::{fixture, psdb_contents, read_fixture};
 
 fn pawnstorm(args: &[&str]) -> Output {
     Command::cargo_bin("pawnstorm")
@@ -73,11 +73,7 @@ fn export_gives_back_the_imported_positions_and_reimport_the_same_db() {
             assert!(exported.contains("game 0; ply 0;") && exported.contains("c9 \"1-0\""));
         }
         ok(&["import", s(&epd), "-o", s(&again)]);
-        assert_eq!(
-            std::fs::read(&db).unwrap(),
-            std::fs::read(&again).unwrap(),
-            "{input}"
-        );
+        assert_eq!(psdb_contents(&db), psdb_contents(&again), "{input}");
     }
 }
 
@@ -366,9 +362,9 @@ fn gzip_and_stdin_give_the_same_db_as_the_plain_file() {
         .unwrap();
     child.stdin.take().unwrap().write_all(&text).unwrap();
     assert!(child.wait().unwrap().success());
-    let a_bytes = std::fs::read(&a).unwrap();
-    assert_eq!(a_bytes, std::fs::read(&b).unwrap());
-    assert_eq!(a_bytes, std::fs::read(&c).unwrap());
+    let a_bytes = psdb_contents(&a);
+    assert_eq!(a_bytes, psdb_contents(&b));
+    assert_eq!(a_bytes, psdb_contents(&c));
 }
 
 #[test]

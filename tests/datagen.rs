@@ -21,7 +21,7 @@ use shakmaty::zobrist::Zobrist64;
 use shakmaty::{Chess, EnPassantMode, Position as _};
 use shakmaty_syzygy::{Tablebase, Wdl};
 
-use common::fixture;
+use common::{fixture, psdb_contents};
 
 fn pawnstorm(args: &[&str]) -> Output {
     Command::cargo_bin("pawnstorm")
@@ -380,7 +380,7 @@ fn the_db_is_the_same_on_one_thread_or_two() {
             "42",
         ]);
     }
-    assert_eq!(std::fs::read(&one).unwrap(), std::fs::read(&two).unwrap());
+    assert_eq!(psdb_contents(&one), psdb_contents(&two));
     let other_seed = dir.path().join("seed.psdb");
     ok(&[
         "datagen",

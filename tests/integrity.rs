@@ -8,7 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::{PSDB_HEADER, Rng, fix_header_crc, fix_v2_crcs, fixture, psdb_block_bytes};
+use common::{PSDB_HEADER, Rng, fix_crcs, fix_header_crc, fixture, psdb_block_bytes};
 
 fn pawnstorm(args: &[impl AsRef<std::ffi::OsStr>]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_pawnstorm"))
@@ -278,7 +278,7 @@ fn an_impossible_position_with_right_checksums_is_reported_by_its_index() {
         let (at, value) = board(&bytes, i);
         bytes[at..at + 8].copy_from_slice(&(value | square).to_le_bytes());
     }
-    fix_v2_crcs(&mut bytes);
+    fix_crcs(&mut bytes);
     let bad = dir.path().join("two-kings.psdb");
     std::fs::write(&bad, &bytes).unwrap();
     let words = format!(
@@ -320,24 +320,26 @@ fn version_1_files_read_as_before_and_are_refused_when_damaged() {
     let info = String::from_utf8(ok(&["info", &v1]).stdout).unwrap();
     assert!(info.contains("format version:     1\n"), "{info}");
     assert!(info.contains("checksums:          ok (one crc32"), "{info}");
-    let v3 = import_wac(dir.path());
-    let info = String::from_utf8(ok(&["info", s(&v3)]).stdout).unwrap();
-    assert!(info.contains("format version:     3\n"), "{info}");
+    let v4 = import_wac(dir.path());
+    let info = String::from_utf8(ok(&["info", s(&v4)]).stdout).unwrap();
+    assert!(info.contains("format version:     4\n"), "{info}");
     assert!(
         info.contains("checksums:          ok (5 block crc32s"),
         "{info}"
     );
-    // Version 3 only added optional columns: without them a file is version 2 but for
-    // its version field, and a version 2 file reads the same.
-    let mut bytes = std::fs::read(&v3).unwrap();
+    // Version 3 only added optional columns and version 4 the file id: without them a file
+    // is version 2 but for its version field and its checksums, and a version 2 file reads
+    // the same.
+    let mut bytes = std::fs::read(&v4).unwrap();
     bytes[8..12].copy_from_slice(&2u32.to_le_bytes());
-    fix_header_crc(&mut bytes);
+    bytes[48..56].fill(0);
+    fix_crcs(&mut bytes);
     let v2 = dir.path().join("wac-v2.psdb");
     std::fs::write(&v2, &bytes).unwrap();
     let info = String::from_utf8(ok(&["info", s(&v2)]).stdout).unwrap();
     assert!(info.contains("format version:     2\n"), "{info}");
     assert_eq!(
-        ok(&["export", s(&v3)]).stdout,
+        ok(&["export", s(&v4)]).stdout,
         ok(&["export", s(&v2)]).stdout
     );
     // A version 2 header may not name a version 3 column.

@@ -15,7 +15,7 @@ use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, EnPassantMode, Position as _};
 
-use common::fixture;
+use common::{fixture, psdb_contents};
 
 const MATE: i32 = 32_000;
 
@@ -93,13 +93,13 @@ fn compressed_pgn_files_and_stdin_import_to_exactly_the_plain_file() {
 
     let expected_db = dir.path().join("plain.psdb");
     ok(&["import", s(&plain), "-o", s(&expected_db)], None);
-    let expected = std::fs::read(&expected_db).unwrap();
+    let expected = psdb_contents(&expected_db);
     assert!(records(&expected_db).len() > 10_000);
 
     for input in [&zst, &bz2] {
         let db = dir.path().join("compressed.psdb");
         ok(&["import", s(input), "-o", s(&db)], None);
-        assert!(std::fs::read(&db).unwrap() == expected, "{input:?}");
+        assert!(psdb_contents(&db) == expected, "{input:?}");
     }
     for bytes in [zstd_bytes(&text), bzip2_bytes(&text)] {
         let db = dir.path().join("stdin.psdb");
@@ -107,7 +107,7 @@ fn compressed_pgn_files_and_stdin_import_to_exactly_the_plain_file() {
             &["import", "-", "--format", "pgn", "-o", s(&db)],
             Some(&bytes),
         );
-        assert!(std::fs::read(&db).unwrap() == expected);
+        assert!(psdb_contents(&db) == expected);
     }
 }
 
@@ -455,16 +455,16 @@ fn lichess_eval_lines_give_the_deepest_first_pv() {
     );
     assert!(records.iter().all(|r| r.labels.result.is_none()));
 
-    let expected = std::fs::read(&db).unwrap();
+    let expected = psdb_contents(&db);
     let from_zst = dir.path().join("zst.psdb");
     ok(&["import", s(&zst), "-o", s(&from_zst)], None);
-    assert!(std::fs::read(&from_zst).unwrap() == expected);
+    assert!(psdb_contents(&from_zst) == expected);
     let from_stdin = dir.path().join("stdin.psdb");
     ok(
         &["import", "-", "--format", "jsonl", "-o", s(&from_stdin)],
         Some(&zstd_bytes(text.as_bytes())),
     );
-    assert!(std::fs::read(&from_stdin).unwrap() == expected);
+    assert!(psdb_contents(&from_stdin) == expected);
 
     let strict = pawnstorm(
         &[

@@ -110,7 +110,7 @@ class Database:
         self._native = _native.NativeDatabase(os.fspath(path), verify)
         layout = self._native.layout()
         self.path: str = os.fspath(path)
-        #: Format version of the file (1 to 3).
+        #: Format version of the file (1 to 4).
         self.version: int = layout["version"]
         #: Rows a block.
         self.block_size: int = layout["block_size"]

@@ -17,6 +17,18 @@ def required(module: str):
     return pytest.importorskip(module, reason=f"{module} is not installed (scripts/test installs it)")
 
 
+def psdb_contents(path) -> bytes:
+    """The bytes of a version 4 `.psdb` file with what differs between two writes of the
+    same positions zeroed: the file id and every checksum (all of which cover the id)."""
+    data = bytearray(pathlib.Path(path).read_bytes())
+    assert int.from_bytes(data[8:12], "little") == 4, f"{path}: version 4"
+    data[40:56] = bytes(16)
+    block_bytes = int.from_bytes(data[32:40], "little")
+    for end in range(128 + block_bytes, len(data) + 1, block_bytes):
+        data[end - 4 : end] = bytes(4)
+    return bytes(data)
+
+
 @pytest.fixture(scope="session")
 def pawnstorm_bin() -> pathlib.Path:
     """The CLI built by `cargo build --release` (scripts/python-tests builds it and sets

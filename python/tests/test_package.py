@@ -10,6 +10,7 @@ import pytest
 
 import pawnstorm
 from pawnstorm import _native
+from conftest import psdb_contents
 
 
 @pytest.fixture(scope="module")
@@ -248,14 +249,14 @@ def test_import_files_writes_the_cli_db(cli, fixtures, tmp_path):
     done = cli("import", *inputs, "--every", "3", "--skip-plies", "2", "-o", by_cli)
     by_python = tmp_path / "python.psdb"
     counts = pawnstorm.import_files(inputs, by_python, every=3, skip_plies=2)
-    assert by_python.read_bytes() == by_cli.read_bytes()
+    assert psdb_contents(by_python) == psdb_contents(by_cli)
     summary = re.search(r"imported (\d+) positions from (\d+) games, rejected (\d+)", done.stderr)
     assert (counts["positions"], counts["games"], counts["rejected"]) == tuple(map(int, summary.groups()))
     assert counts["total"] == len(pawnstorm.Database(by_python))
     again = pawnstorm.import_files([fixtures / "epd" / "bk.epd"], by_python, append=True)
     assert again["appended_to"] == counts["total"]
     cli("import", fixtures / "epd" / "bk.epd", "--append", "-o", by_cli)
-    assert by_python.read_bytes() == by_cli.read_bytes()
+    assert psdb_contents(by_python) == psdb_contents(by_cli)
 
 
 LICHESS_GAMES = """[Event "Rated Blitz game"]
@@ -288,7 +289,7 @@ def test_import_files_reads_lichess_pgn_zst_and_jsonl_like_the_cli(cli, tmp_path
     done = cli("import", pgn, jsonl, "--min-elo", "2000", "--min-base-seconds", "180", "--require-eval", "-o", by_cli)
     by_python = tmp_path / "python.psdb"
     counts = pawnstorm.import_files([pgn, jsonl], by_python, **options)
-    assert by_python.read_bytes() == by_cli.read_bytes()
+    assert psdb_contents(by_python) == psdb_contents(by_cli)
     assert counts["dropped"] == {"min_elo": 2, "min_base_seconds": 1, "require_eval": 0}
     assert "dropped 3 games (2 --min-elo, 1 --min-base-seconds)" in done.stderr
     assert (counts["positions"], counts["rejected"]) == (6, 1)

@@ -7,7 +7,7 @@ use super::DbError;
 /// `PSDB`, then bytes that a text-mode transfer or a truncation to 7 bits would change.
 pub const MAGIC: [u8; 8] = *b"PSDB\r\n\x1a\n";
 /// The version pawnstorm writes.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 /// The oldest version pawnstorm reads.
 pub const OLDEST_VERSION: u32 = 1;
 pub const HEADER_SIZE: usize = 128;
@@ -186,6 +186,10 @@ pub struct Header {
     /// Version 1: the CRC-32 of the whole payload. Version 2: the CRC-32 of the blocks'
     /// CRCs, 4 little-endian bytes each, in block order (see `docs/FORMAT.md`).
     pub payload_crc: u32,
+    /// Version 4: a random number drawn when the file is written, which every block's CRC
+    /// covers, so that a block copied from another DB, even at the same index, fails its
+    /// own check. 0 in older versions.
+    pub file_id: u64,
 }
 
 /// A header problem before the file's path is known.
@@ -213,8 +217,17 @@ impl HeaderProblem {
 
 impl Header {
     /// A header of the version pawnstorm writes.
-    pub fn new(count: u64, block_size: u32, columns: Columns, payload_crc: u32) -> Header {
-        Header::of_version(FORMAT_VERSION, count, block_size, columns, payload_crc)
+    pub fn new(
+        count: u64,
+        block_size: u32,
+        columns: Columns,
+        payload_crc: u32,
+        file_id: u64,
+    ) -> Header {
+        Header {
+            file_id,
+            ..Header::of_version(FORMAT_VERSION, count, block_size, columns, payload_crc)
+        }
     }
 
     fn of_version(
@@ -231,6 +244,7 @@ impl Header {
             columns,
             block_bytes: Layout::of_version(version, block_size, columns).block_bytes,
             payload_crc,
+            file_id: 0,
         }
     }
 
@@ -241,6 +255,12 @@ impl Header {
     /// Whether each block carries its own CRC-32 (version 2 on).
     pub fn has_block_crcs(&self) -> bool {
         self.version >= 2
+    }
+
+    /// The CRC-32 of block `index`, whose bytes up to its CRC field are `bytes`, as this
+    /// file's version computes it.
+    pub(crate) fn block_crc(&self, index: u64, bytes: &[u8]) -> u32 {
+        block_crc((self.version >= 4).then_some(self.file_id), index, bytes)
     }
 
     pub fn block_count(&self) -> u64 {
@@ -261,6 +281,9 @@ impl Header {
         bytes[28..32].copy_from_slice(&self.columns.bits().to_le_bytes());
         bytes[32..40].copy_from_slice(&self.block_bytes.to_le_bytes());
         bytes[40..44].copy_from_slice(&self.payload_crc.to_le_bytes());
+        if self.version >= 4 {
+            bytes[48..56].copy_from_slice(&self.file_id.to_le_bytes());
+        }
         let crc = header_crc(&bytes);
         bytes[44..48].copy_from_slice(&crc.to_le_bytes());
         bytes
@@ -300,7 +323,13 @@ impl Header {
             return corrupt(format!("unknown optional columns {column_bits:#x}"));
         }
         let columns = Columns(column_bits);
-        let header = Header::of_version(version, u64_at(16), block_size, columns, u32_at(40));
+        let mut header = Header::of_version(version, u64_at(16), block_size, columns, u32_at(40));
+        let reserved_from = if version >= 4 {
+            header.file_id = u64_at(48);
+            56
+        } else {
+            48
+        };
         if header.block_bytes != u64_at(32) {
             return corrupt(format!(
                 "block bytes {} disagree with the layout ({})",
@@ -308,7 +337,7 @@ impl Header {
                 header.block_bytes
             ));
         }
-        if bytes[48..].iter().any(|&b| b != 0) {
+        if bytes[reserved_from..].iter().any(|&b| b != 0) {
             return corrupt("reserved bytes are not zero".to_string());
         }
         if header
@@ -340,12 +369,28 @@ fn header_crc(bytes: &[u8; HEADER_SIZE]) -> u32 {
     hasher.finalize()
 }
 
-/// The CRC-32 of block `index` of a version 2 file, whose bytes up to its CRC field are
-/// `bytes`: the index goes first (8 bytes, little-endian), so that a block copied or moved
-/// to another place in the file fails its check.
-pub(crate) fn block_crc(index: u64, bytes: &[u8]) -> u32 {
+/// The CRC-32 of block `index` whose bytes up to its CRC field are `bytes`: the file id
+/// (version 4) and the index go first (8 bytes each, little-endian), so that a block moved
+/// to another place in the file, or copied from another file, fails its check.
+pub(crate) fn block_crc(file_id: Option<u64>, index: u64, bytes: &[u8]) -> u32 {
     let mut hasher = crc32fast::Hasher::new();
+    if let Some(id) = file_id {
+        hasher.update(&id.to_le_bytes());
+    }
     hasher.update(&index.to_le_bytes());
     hasher.update(bytes);
     hasher.finalize()
+}
+
+/// A file id for a new file: random (std's hasher keys come from the operating system's
+/// random source), mixed with the time and process, never 0.
+pub fn new_file_id() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    hasher.write_u128(now);
+    hasher.write_u32(std::process::id());
+    hasher.finish().max(1)
 }

@@ -22,7 +22,6 @@ use crate::labels::{GameResult, Labels, Record};
 
 use check::Problem;
 pub use layout::Layout;
-use layout::block_crc;
 pub use layout::{
     Columns, DEFAULT_BLOCK_SIZE, FORMAT_VERSION, HEADER_SIZE, Header, MAGIC, MAX_BLOCK_SIZE,
     MIN_BLOCK_SIZE, NO_GAME, NO_PLY, NO_RESULT, NO_SCORE, NO_SQUARE, NO_U16, OLDEST_VERSION,
@@ -202,7 +201,7 @@ impl Database {
             return Ok(None);
         };
         let stored = u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
-        if block_crc(index as u64, &bytes[..at]) != stored {
+        if self.header.block_crc(index as u64, &bytes[..at]) != stored {
             return Err(DbError::BlockChecksum {
                 path: self.path.clone(),
                 block: index as u64,
@@ -451,7 +450,7 @@ impl BlockStream {
             None => self.crc.update(bytes),
             Some(at) => {
                 let stored = u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
-                if block_crc(self.next as u64, &bytes[..at]) != stored {
+                if self.header.block_crc(self.next as u64, &bytes[..at]) != stored {
                     return Err(DbError::BlockChecksum {
                         path: self.path.clone(),
                         block: self.next as u64,

@@ -122,6 +122,8 @@ pub struct DbWriter {
     crc: crc32fast::Hasher,
     /// The lock on the DB this writer replaces, held until the new one is in place.
     _lock: Option<File>,
+    /// The new file's id (see [`Header::file_id`]), which its block CRCs cover.
+    file_id: u64,
 }
 
 impl DbWriter {
@@ -175,6 +177,7 @@ impl DbWriter {
             blocks: 0,
             crc: crc32fast::Hasher::new(),
             _lock: lock,
+            file_id: super::layout::new_file_id(),
         })
     }
 
@@ -226,7 +229,7 @@ impl DbWriter {
             self.write_header(written)?;
             let mut staged = BlockStream::open(self.temp.path())?;
             let (temp, mut out) = start_file(&self.path)?;
-            self.crc = copy_blocks(&mut staged, &mut out, columns)?;
+            self.crc = copy_blocks(&mut staged, &mut out, columns, self.file_id)?;
             self.temp = temp;
             self.out = out;
         }
@@ -273,7 +276,9 @@ impl DbWriter {
         // The trailer's zero bytes come as a gap before the CRC.
         columns.push((crc_at, &[]));
         let io = |e| DbError::io(&self.path, e);
+        // As `layout::block_crc` computes it, without gathering the block in one place.
         let mut crc = crc32fast::Hasher::new();
+        crc.update(&self.file_id.to_le_bytes());
         crc.update(&self.blocks.to_le_bytes());
         let mut at = 0;
         for (offset, bytes) in columns {
@@ -301,6 +306,7 @@ impl DbWriter {
             self.block_size,
             self.columns,
             self.crc.clone().finalize(),
+            self.file_id,
         );
         let io = |e| DbError::io(&self.path, e);
         self.out.seek(SeekFrom::Start(0)).map_err(io)?;
@@ -329,7 +335,7 @@ impl DbWriter {
                 out,
                 ..self
             };
-            lean.crc = copy_blocks(&mut staged, &mut lean.out, lean.columns)?;
+            lean.crc = copy_blocks(&mut staged, &mut lean.out, lean.columns, lean.file_id)?;
             lean.buffer.len = 0;
             lean.drop_unused = false;
             return lean.finish();
@@ -396,6 +402,7 @@ fn copy_blocks(
     source: &mut BlockStream,
     out: &mut BufWriter<File>,
     columns: Columns,
+    file_id: u64,
 ) -> Result<crc32fast::Hasher, DbError> {
     let header = source.header().clone();
     let from = header.layout();
@@ -448,7 +455,7 @@ fn copy_blocks(
         for &(s, t, width) in &moves {
             block[t..t + width].copy_from_slice(&bytes[s..s + width]);
         }
-        let block_crc = block_crc(index, &block[..crc_at]).to_le_bytes();
+        let block_crc = block_crc(Some(file_id), index, &block[..crc_at]).to_le_bytes();
         block[crc_at..crc_at + 4].copy_from_slice(&block_crc);
         crc.update(&block_crc);
         out.write_all(&block).map_err(|e| DbError::io(&path, e))?;

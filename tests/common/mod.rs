@@ -146,22 +146,53 @@ pub fn fix_header_crc(bytes: &mut [u8]) {
     bytes[44..48].copy_from_slice(&crc.to_le_bytes());
 }
 
-/// Recomputes every checksum of the version 2 `.psdb` file `bytes`, as docs/FORMAT.md
-/// defines them: each block's (its index first, then its bytes up to its last 4), the
-/// header's CRC of the block CRCs, and the header's own.
-pub fn fix_v2_crcs(bytes: &mut [u8]) {
+/// Recomputes every checksum of the `.psdb` file `bytes` (version 2 on), as
+/// docs/FORMAT.md defines them: each block's (the file id in version 4, then the block's
+/// index, then its bytes up to its last 4), the header's CRC of the block CRCs, and the
+/// header's own.
+pub fn fix_crcs(bytes: &mut [u8]) {
     let block_bytes = psdb_block_bytes(bytes);
+    let version = u32::from_le_bytes(bytes[8..12].try_into().unwrap());
+    let file_id: Vec<u8> = if version >= 4 {
+        bytes[48..56].to_vec()
+    } else {
+        Vec::new()
+    };
     let mut crcs = Vec::new();
     for (index, block) in bytes[PSDB_HEADER..]
         .chunks_exact_mut(block_bytes)
         .enumerate()
     {
-        let crc = crc32(&[&(index as u64).to_le_bytes(), &block[..block_bytes - 4]]);
+        let crc = crc32(&[
+            &file_id,
+            &(index as u64).to_le_bytes(),
+            &block[..block_bytes - 4],
+        ]);
         block[block_bytes - 4..].copy_from_slice(&crc.to_le_bytes());
         crcs.extend_from_slice(&crc.to_le_bytes());
     }
     bytes[40..44].copy_from_slice(&crc32(&[&crcs]).to_le_bytes());
     fix_header_crc(bytes);
+}
+
+/// The bytes of the `.psdb` file at `path` (version 4) with what differs between two
+/// writes of the same positions set to zero: the file id and every checksum (the header's,
+/// the payload's and each block's, all of which cover the id). Two files with equal
+/// contents hold the same positions and labels in the same layout, byte for byte.
+pub fn psdb_contents(path: &std::path::Path) -> Vec<u8> {
+    let mut bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert_eq!(
+        &bytes[8..12],
+        &4u32.to_le_bytes(),
+        "{}: version 4",
+        path.display()
+    );
+    bytes[40..56].fill(0);
+    let block_bytes = psdb_block_bytes(&bytes);
+    for block in bytes[PSDB_HEADER..].chunks_exact_mut(block_bytes) {
+        block[block_bytes - 4..].fill(0);
+    }
+    bytes
 }
 
 /// The positions of EPD text (`epd ` prefixes, comments and bad lines skipped).
