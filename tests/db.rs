@@ -8,7 +8,7 @@ use std::path::Path;
 use pawnstorm::db::{Columns, Database, DbError, DbWriter, HEADER_SIZE, Verify};
 use pawnstorm::labels::{GameResult, Labels, Record, parse_line};
 
-use common::{fix_header_crc, fix_v2_crcs, fixture, psdb_block_bytes, read_fixture};
+use common::{fix_crcs, fix_header_crc, fixture, psdb_block_bytes, read_fixture};
 
 fn records(count: usize) -> Vec<Record> {
     let text = read_fixture("epd/sts.epd");
@@ -195,14 +195,14 @@ fn every_kind_of_damage_is_a_clear_error() {
     );
 
     let mut future = good.clone();
-    future[8..12].copy_from_slice(&4u32.to_le_bytes());
-    expect("future-raw.psdb", &future, "version 4");
+    future[8..12].copy_from_slice(&5u32.to_le_bytes());
+    expect("future-raw.psdb", &future, "version 5");
     fix_header_crc(&mut future);
-    expect("future.psdb", &future, "version 4");
+    expect("future.psdb", &future, "version 5");
 
     // Each header field changed, first as is (the header checksum catches it), then with
     // the checksum recomputed (the field's own check must catch it).
-    let fields: [(&str, usize, Vec<u8>, &str); 10] = [
+    let fields: [(&str, usize, Vec<u8>, &str); 11] = [
         (
             "header-size",
             12,
@@ -239,6 +239,8 @@ fn every_kind_of_damage_is_a_clear_error() {
             "block bytes",
         ),
         ("reserved", 100, vec![1], "reserved"),
+        // Another file id: the header is whole, but no block's checksum holds.
+        ("file-id", 48, vec![0x5a; 8], "block 0: checksum mismatch"),
     ];
     for (name, offset, value, words) in fields {
         let mut bytes = good.clone();
@@ -284,7 +286,7 @@ fn every_kind_of_damage_is_a_clear_error() {
     assert_eq!(db.header().block_size, 64);
     let mut bad_row = good.clone();
     bad_row[side_to_move_column + 5] = 7;
-    fix_v2_crcs(&mut bad_row);
+    fix_crcs(&mut bad_row);
     expect(
         "bad-row.psdb",
         &bad_row,
@@ -293,7 +295,7 @@ fn every_kind_of_damage_is_a_clear_error() {
     let mut two_kings = good.clone();
     let kings_column = HEADER_SIZE + 5 * 64 * 8;
     two_kings[kings_column + 9 * 8..kings_column + 10 * 8].copy_from_slice(&(!0u64).to_le_bytes());
-    fix_v2_crcs(&mut two_kings);
+    fix_crcs(&mut two_kings);
     expect("two-kings.psdb", &two_kings, "position 9 is impossible");
     // A castling right without its rook passes the block check (the evaluation does not
     // read castling rights) but not the reading of the record.
@@ -301,7 +303,7 @@ fn every_kind_of_damage_is_a_clear_error() {
     let castling_column = side_to_move_column + 64;
     castling[castling_column + 2 * 3..castling_column + 2 * 4]
         .copy_from_slice(&0x8080u16.to_le_bytes());
-    fix_v2_crcs(&mut castling);
+    fix_crcs(&mut castling);
     expect("castling.psdb", &castling, "position 3 is invalid");
 }
 
@@ -347,13 +349,36 @@ fn blocks_moved_or_copied_elsewhere_fail_their_checksums() {
         matches!(error, DbError::BlockChecksum { block: 2, .. }),
         "{error}"
     );
-    // Every block checksum right but the header's checksum of them (a block from another
-    // file, with its index right): only `verify` reads the list, and catches it.
+    // A block of another file with the same rows, at the same index: its checksum covers
+    // that file's id (format 4), so the block's own check catches it.
+    let other_path = dir.path().join("other.psdb");
+    write(&other_path, 64, &all);
+    let other_file = std::fs::read(&other_path).unwrap();
+    assert_ne!(
+        other_file[48..56],
+        good[48..56],
+        "each file draws its own id"
+    );
+    assert_eq!(
+        other_file[block(1)][..block_bytes - 4],
+        good[block(1)][..block_bytes - 4]
+    );
+    let mut foreign = good.clone();
+    foreign[block(1)].copy_from_slice(&other_file[block(1)]);
+    std::fs::write(&moved, &foreign).unwrap();
+    let error = read_blocks(&moved, Verify::Checksums).unwrap_err();
+    assert!(
+        matches!(error, DbError::BlockChecksum { block: 1, .. }),
+        "{error}"
+    );
+    // Every block checksum right but the header's checksum of them (a block changed and
+    // its checksum recomputed, with this file's id): only `verify` reads the list, and
+    // catches it.
     let mut other = good.clone();
     let halfmove_clock = HEADER_SIZE + 8 * 64 * 8 + 64 + 128 + 64;
     other[halfmove_clock] ^= 1;
     let crc_of_crcs = other[40..44].to_vec();
-    fix_v2_crcs(&mut other);
+    fix_crcs(&mut other);
     other[40..44].copy_from_slice(&crc_of_crcs);
     fix_header_crc(&mut other);
     std::fs::write(&moved, &other).unwrap();
@@ -408,7 +433,7 @@ fn without_checksums_damage_reads_but_impossible_positions_do_not() {
     let mut padding = good.clone();
     let white = HEADER_SIZE + block_bytes + 6 * 64 * 8;
     padding[white + 8 * 120] = 1;
-    fix_v2_crcs(&mut padding);
+    fix_crcs(&mut padding);
     std::fs::write(&damaged, &padding).unwrap();
     let message = read_blocks(&damaged, Verify::Checksums)
         .unwrap_err()
@@ -466,4 +491,33 @@ fn version_1_files_still_read_and_are_checked_whole_when_opened() {
         expected.iter().collect::<Vec<_>>()
     );
     assert_eq!(read[300..], more);
+}
+
+/// Files of formats 1 and 2 with label columns, written by the pawnstorm of their time
+/// (fixtures/SOURCES.md says which commit and command), read as today's pawnstorm reads
+/// their source EPD: every position and every label, in order, and `verify` passes.
+#[test]
+fn old_format_files_with_labels_read_as_their_source_reads_today() {
+    let expected: Vec<Record> = read_fixture("db/labelled.epd")
+        .lines()
+        .map(|line| parse_line(line).unwrap().unwrap())
+        .collect();
+    assert_eq!(expected.len(), 96);
+    assert!(expected.iter().any(|r| r.labels.score.is_none()));
+    assert!(expected.iter().any(|r| r.labels.game_id.is_none()));
+    for (name, version) in [("db/labelled-v1.psdb", 1), ("db/labelled-v2.psdb", 2)] {
+        let db = Database::open(fixture(name)).unwrap();
+        assert_eq!(db.header().version, version, "{name}");
+        assert_eq!(
+            db.columns(),
+            Columns::RESULT
+                .union(Columns::SCORE)
+                .union(Columns::GAME_ID)
+                .union(Columns::PLY),
+            "{name}"
+        );
+        db.verify().unwrap();
+        let read: Vec<Record> = db.records(0..db.len()).map(|r| r.unwrap()).collect();
+        assert_eq!(read, expected, "{name}");
+    }
 }
