@@ -24,6 +24,7 @@ pub mod nnue;
 pub mod npz;
 pub mod perft;
 pub mod search;
+pub mod svg;
 pub mod table;
 pub mod training;
 pub mod tune;

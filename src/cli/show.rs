@@ -1,12 +1,12 @@
 //! `pawnstorm show`: a board diagram with its FEN and keys, from a FEN or a DB row.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use anyhow::{Result, bail};
+use anyhow::{Result, anyhow, bail};
 
 use pawnstorm::db::Database;
-use pawnstorm::fen;
+use pawnstorm::{Square, fen, svg};
 
 use super::{Global, fen_error_with_caret, output};
 
@@ -17,6 +17,16 @@ pub struct Args {
     /// Which position of the DB (0-based)
     #[arg(long, default_value_t = 0)]
     index: u64,
+    /// Also draw the board as SVG into this file
+    #[arg(long, value_name = "OUT.svg")]
+    svg: Option<PathBuf>,
+    /// Squares to mark on the SVG board: pawn-structure masks (white_passed,
+    /// black_isolated, ...), white_attacks, black_attacks, white_king_zone, black_king_zone
+    #[arg(long, value_name = "NAME,...", value_delimiter = ',', requires = "svg")]
+    mask: Vec<String>,
+    /// Arrows to draw on the SVG board, as UCI moves (e2e4,g8f6)
+    #[arg(long, value_name = "MOVE,...", value_delimiter = ',', requires = "svg")]
+    arrows: Vec<String>,
 }
 
 pub fn run(args: Args, global: Global) -> Result<()> {
@@ -59,5 +69,41 @@ pub fn run(args: Args, global: Global) -> Result<()> {
     };
     writeln!(out, "{position}")?;
     out.flush()?;
+    if let Some(svg_path) = &args.svg {
+        let marks = args
+            .mask
+            .iter()
+            .map(|name| {
+                svg::mask(&position, name)
+                    .map(|squares| svg::Mark {
+                        name: name.clone(),
+                        squares,
+                    })
+                    .ok_or_else(|| {
+                        anyhow!(
+                            "--mask {name}: no such mask (one of: {})",
+                            svg::mask_names().join(", ")
+                        )
+                    })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let arrows = args
+            .arrows
+            .iter()
+            .map(|text| arrow(text))
+            .collect::<Result<Vec<_>>>()?;
+        let picture = svg::board(&position, &marks, &arrows);
+        output::write_atomically(svg_path, |sink| Ok(sink.write_all(picture.as_bytes())?))?;
+    }
     Ok(())
+}
+
+/// An arrow from a UCI move's text (`e2e4`, a promotion's letter ignored); any two
+/// squares, legal move or not.
+fn arrow(text: &str) -> Result<(Square, Square)> {
+    let square = |at: usize| text.get(at..at + 2).and_then(Square::from_name);
+    match (square(0), square(2)) {
+        (Some(from), Some(to)) if text.len() <= 5 => Ok((from, to)),
+        _ => bail!("--arrows {text}: not a move like e2e4"),
+    }
 }
