@@ -216,6 +216,120 @@ pub fn board(position: &Position, marks: &[Mark], arrows: &[(Square, Square)]) -
     svg
 }
 
+/// One term's contribution for [`breakdown_chart`]: its name and mg, eg and tapered values
+/// (White's point of view, centipawns).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TermBar {
+    pub name: String,
+    pub mg: i32,
+    pub eg: i32,
+    pub tapered: i32,
+}
+
+const BAR_ROW: u32 = 30;
+const CHART_WIDTH: u32 = 520;
+const NAME_WIDTH: u32 = 150;
+
+/// The board beside a bar chart of each term's contribution: three bars a term (mg, eg,
+/// tapered), terms sorted by the size of their tapered value, bars for White light and
+/// for Black dark on either side of a zero line; the total, the phase and the scale
+/// written above. Terms that are zero in all three are left out.
+pub fn breakdown_chart(
+    position: &Position,
+    terms: &[TermBar],
+    total: i32,
+    phase: i32,
+    scale: i32,
+) -> String {
+    let mut shown: Vec<&TermBar> = terms
+        .iter()
+        .filter(|t| (t.mg, t.eg, t.tapered) != (0, 0, 0))
+        .collect();
+    shown.sort_by_key(|t| (std::cmp::Reverse(t.tapered.unsigned_abs()), t.name.clone()));
+    let board_svg = board(position, &[], &[]);
+    let board_width = 8 * SQUARE + 2 * MARGIN;
+    let board_height = 8 * SQUARE + 2 * MARGIN + LEGEND_LINE + 6;
+    let header = 70;
+    let chart_height = header + shown.len() as u32 * BAR_ROW + 40;
+    let width = board_width + CHART_WIDTH + MARGIN;
+    let height = board_height.max(chart_height);
+    let largest = shown
+        .iter()
+        .flat_map(|t| [t.mg, t.eg, t.tapered])
+        .map(i32::unsigned_abs)
+        .max()
+        .unwrap_or(1)
+        .max(1) as f64;
+    let x0 = board_width + NAME_WIDTH;
+    let half = (CHART_WIDTH - NAME_WIDTH - 20) as f64 / 2.0;
+    let zero = x0 as f64 + half;
+    let mut svg = String::new();
+    let _ = write!(
+        svg,
+        r##"<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" version="1.1" width="{width}" height="{height}" viewBox="0 0 {width} {height}"><title>{}</title><rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>"##,
+        escape(&position.to_fen())
+    );
+    // The board as a nested picture: its ids stay as `board` makes them.
+    let _ = write!(svg, r#"<g id="board">{}</g>"#, board_svg.trim_end());
+    let pawns = |cp: i32| format!("{:+.2}", cp as f64 / 100.0);
+    let _ = write!(
+        svg,
+        r##"<g id="summary" font-family="sans-serif" fill="#000000"><text id="total" x="{x0}" y="28" font-size="18" font-weight="bold">Total {} ({total} cp, White's view)</text><text id="phase" x="{x0}" y="50" font-size="14">phase {phase}/24 (24 = middlegame), endgame scale {scale}/64</text></g>"##,
+        pawns(total)
+    );
+    let _ = write!(
+        svg,
+        r##"<line x1="{zero}" y1="{}" x2="{zero}" y2="{}" stroke="#000000" stroke-width="1"/>"##,
+        header - 8,
+        header + shown.len() as u32 * BAR_ROW
+    );
+    for (row, term) in shown.iter().enumerate() {
+        let top = header + row as u32 * BAR_ROW;
+        let _ = write!(
+            svg,
+            r##"<g id="term-{}" class="term"><text x="{}" y="{}" font-family="sans-serif" font-size="13" text-anchor="end" fill="#000000">{}</text>"##,
+            escape(&term.name),
+            x0 - 8,
+            top + 17,
+            escape(&term.name)
+        );
+        for (k, (what, value)) in [("mg", term.mg), ("eg", term.eg), ("tapered", term.tapered)]
+            .into_iter()
+            .enumerate()
+        {
+            let length = value.unsigned_abs() as f64 / largest * half;
+            let x = if value >= 0 { zero } else { zero - length };
+            let (fill, side) = if value >= 0 {
+                ("#f4f4f4", "white")
+            } else {
+                ("#333333", "black")
+            };
+            let height = if what == "tapered" { 10 } else { 7 };
+            let y = top + [3, 11, 19][k];
+            let _ = write!(
+                svg,
+                r##"<rect class="bar {what} {side}" data-value="{value}" x="{x:.1}" y="{y}" width="{length:.1}" height="{height}" fill="{fill}" stroke="#000000" stroke-width="0.7"><title>{} {what} {value}</title></rect>"##,
+                escape(&term.name)
+            );
+        }
+        let _ = write!(
+            svg,
+            r##"<text x="{}" y="{}" font-family="sans-serif" font-size="12" fill="#000000">{}</text></g>"##,
+            x0 + CHART_WIDTH - NAME_WIDTH - 12,
+            top + 19,
+            term.tapered
+        );
+    }
+    let legend_y = header + shown.len() as u32 * BAR_ROW + 18;
+    let _ = write!(
+        svg,
+        r##"<text id="chart-legend" x="{}" y="{legend_y}" font-family="sans-serif" font-size="12" fill="#000000">bars: mg, eg, tapered (thick); light, right: for White; dark, left: for Black</text>"##,
+        board_width + 10
+    );
+    svg.push_str("</svg>\n");
+    svg
+}
+
 /// The top-left corner of a square's cell (White at the bottom).
 pub fn corner(square: Square) -> (u32, u32) {
     (

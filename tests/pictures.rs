@@ -326,3 +326,101 @@ fn show_writes_the_library_picture_and_refuses_bad_masks_and_arrows() {
         assert!(!bad.exists(), "nothing written on an error");
     }
 }
+
+#[test]
+fn the_breakdown_chart_has_a_bar_per_term_value_sorted_and_the_total() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("eval.svg");
+    let fen = "r1bq1rk1/pp2ppbp/2np1np1/8/3NP3/2N1BP2/PPPQ2PP/R3KB1R w KQ - 3 9";
+    let done = std::process::Command::new(env!("CARGO_BIN_EXE_pawnstorm"))
+        .args(["eval", "--fen", fen, "--svg", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    let text = std::fs::read_to_string(&out).unwrap();
+    let doc = roxmltree::Document::parse(&text).expect("XML");
+    let position = parse_fen(fen).unwrap();
+    let breakdown = pawnstorm::eval::breakdown(pawnstorm::eval::default_weights(), &position);
+    // The board, whole.
+    assert_eq!(
+        doc.descendants()
+            .filter(|n| n
+                .attribute("class")
+                .is_some_and(|c| c.starts_with("piece ")))
+            .count() as u32,
+        position.occupied().0.count_ones()
+    );
+    // Every term with a value has its three bars, valued as the breakdown says, in order
+    // of the tapered value's size; the others are left out.
+    let terms: Vec<roxmltree::Node<'_, '_>> = doc
+        .descendants()
+        .filter(|n| n.attribute("class") == Some("term"))
+        .collect();
+    let mut previous = u32::MAX;
+    let mut named = BTreeSet::new();
+    for node in &terms {
+        let name = node.attribute("id").unwrap().strip_prefix("term-").unwrap();
+        let term = pawnstorm::eval::terms::Term::ALL
+            .into_iter()
+            .find(|t| t.name() == name)
+            .expect("a term's name");
+        let values: Vec<i32> = node
+            .children()
+            .filter(|n| n.attribute("class").is_some_and(|c| c.starts_with("bar ")))
+            .map(|n| n.attribute("data-value").unwrap().parse().unwrap())
+            .collect();
+        let expected = vec![
+            breakdown.mg[term as usize],
+            breakdown.eg[term as usize],
+            breakdown.term_final(term),
+        ];
+        assert_eq!(values, expected, "{name}");
+        assert!(
+            expected[2].unsigned_abs() <= previous,
+            "{name} out of order"
+        );
+        previous = expected[2].unsigned_abs();
+        named.insert(term as usize);
+        // A bar for White is light, one for Black dark.
+        for bar in node
+            .children()
+            .filter(|n| n.attribute("class").is_some_and(|c| c.starts_with("bar ")))
+        {
+            let value: i32 = bar.attribute("data-value").unwrap().parse().unwrap();
+            let side = if value >= 0 { "white" } else { "black" };
+            assert!(bar.attribute("class").unwrap().ends_with(side));
+        }
+    }
+    for term in pawnstorm::eval::terms::Term::ALL {
+        let i = term as usize;
+        let nonzero = (breakdown.mg[i], breakdown.eg[i], breakdown.term_final(term)) != (0, 0, 0);
+        assert_eq!(named.contains(&i), nonzero, "{}", term.name());
+    }
+    assert!(terms.len() >= 5);
+    let total: String = doc
+        .descendants()
+        .find(|n| n.attribute("id") == Some("total"))
+        .unwrap()
+        .descendants()
+        .filter_map(|n| n.text())
+        .collect();
+    assert!(
+        total.contains(&format!("({} cp", breakdown.finished.score)),
+        "{total}"
+    );
+    let phase: String = doc
+        .descendants()
+        .find(|n| n.attribute("id") == Some("phase"))
+        .unwrap()
+        .descendants()
+        .filter_map(|n| n.text())
+        .collect();
+    assert!(
+        phase.contains(&format!("phase {}/24", breakdown.finished.phase)),
+        "{phase}"
+    );
+}

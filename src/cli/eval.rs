@@ -26,6 +26,9 @@ pub struct Args {
     /// Evaluate this one position and print every term
     #[arg(long, conflicts_with_all = ["input", "output", "terms", "threads"])]
     fen: Option<String>,
+    /// With --fen: also draw the board beside a chart of the terms into this SVG file
+    #[arg(long, value_name = "OUT.svg", requires = "fen")]
+    svg: Option<PathBuf>,
     /// Write the scores to this .npy or .csv file
     #[arg(short, long)]
     output: Option<PathBuf>,
@@ -59,9 +62,30 @@ pub fn run(args: Args, global: Global) -> Result<()> {
     let prepared = Prepared::new(weights::load(args.weights.as_deref())?);
     if let Some(text) = &args.fen {
         let position = fen::parse_fen(text).map_err(|e| fen_error_with_caret(text, &e))?;
+        let breakdown = eval::breakdown(&prepared, &position);
         let mut out = output::stdout();
-        print_breakdown(&mut out, &position, &eval::breakdown(&prepared, &position))?;
+        print_breakdown(&mut out, &position, &breakdown)?;
         out.flush()?;
+        if let Some(path) = &args.svg {
+            let bars: Vec<pawnstorm::svg::TermBar> = Term::ALL
+                .into_iter()
+                .map(|term| pawnstorm::svg::TermBar {
+                    name: term.name().to_string(),
+                    mg: breakdown.mg[term as usize],
+                    eg: breakdown.eg[term as usize],
+                    tapered: breakdown.term_final(term),
+                })
+                .collect();
+            let finished = &breakdown.finished;
+            let picture = pawnstorm::svg::breakdown_chart(
+                &position,
+                &bars,
+                finished.score,
+                finished.phase,
+                finished.scale,
+            );
+            output::write_atomically(path, |sink| Ok(sink.write_all(picture.as_bytes())?))?;
+        }
         return Ok(());
     }
     let input = args.input.as_deref().unwrap_or("-");
