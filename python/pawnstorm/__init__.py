@@ -92,6 +92,41 @@ def _dtype(columns: Sequence[tuple[str, str]]) -> np.dtype:
     return np.dtype([(name, kind) for name, kind in columns])
 
 
+def svg(fen: str, masks: Sequence[str] = (), arrows: Sequence[str] = ()) -> str:
+    """The board of ``fen`` as SVG text, with the squares of each mask marked (names from
+    ``mask_names()``: the pawn-structure masks, ``white_attacks``, ``black_king_zone``
+    ...) and an arrow for each UCI move in ``arrows``; what ``pawnstorm show --svg`` writes."""
+    return _native.board_svg(fen, list(masks), list(arrows))
+
+
+def mask_names() -> list[str]:
+    """The masks ``svg`` and ``Position`` can mark."""
+    return _native.mask_names()
+
+
+class Position:
+    """A position by its FEN, shown in Jupyter as its board (``_repr_svg_``) with the squares
+    of ``masks`` marked."""
+
+    def __init__(self, fen: str, masks: Sequence[str] = ()) -> None:
+        # Checked now: a bad FEN or mask fails here, not when a notebook draws it.
+        _native.board_svg(fen, list(masks), [])
+        self.fen: str = fen
+        self.masks: list[str] = list(masks)
+
+    def __repr__(self) -> str:
+        return f"Position({self.fen!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Position) and (self.fen, self.masks) == (other.fen, other.masks)
+
+    def svg(self, masks: Sequence[str] | None = None, arrows: Sequence[str] = ()) -> str:
+        return svg(self.fen, self.masks if masks is None else masks, arrows)
+
+    def _repr_svg_(self) -> str:
+        return self.svg()
+
+
 class Database:
     """An open position DB (``.psdb``), memory-mapped.
 
@@ -125,6 +160,18 @@ class Database:
 
     def __len__(self) -> int:
         return len(self._native)
+
+    def __getitem__(self, index: int) -> Position:
+        """Row ``index`` (negative counts from the end) as a ``Position``, which Jupyter
+        shows as its board."""
+        if not isinstance(index, (int, np.integer)):
+            raise TypeError(f"a Database is indexed by row number, not {type(index).__name__}")
+        index = int(index)
+        if index < 0:
+            index += len(self)
+        if index < 0:
+            raise IndexError("index before the first position")
+        return Position(self._native.fen(index))
 
     def __repr__(self) -> str:
         return f"Database({self.path!r}, {len(self)} positions, labels {self.label_names()})"

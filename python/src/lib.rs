@@ -202,6 +202,18 @@ impl NativeDatabase {
         self.db.len() as usize
     }
 
+    /// The FEN of row `index` (checked: its block's CRC when verifying, and that it is a
+    /// position).
+    fn fen(&self, index: u64) -> PyResult<String> {
+        if index >= self.db.len() {
+            return Err(pyo3::exceptions::PyIndexError::new_err(format!(
+                "index {index} is past the last of {} positions",
+                self.db.len()
+            )));
+        }
+        Ok(self.db.record(index).map_err(db_err)?.position.to_fen())
+    }
+
     /// The file's layout: where each column of a block starts, for the numpy views. (No
     /// path: converting one imports `pathlib`, milliseconds on a first open.)
     fn layout<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -772,6 +784,43 @@ impl NativeLoader {
 }
 
 /// The SIMD path the batch passes take on this machine (`avx512`, `avx2`, ...).
+/// A board as SVG text (`pawnstorm::svg::board`): `masks` by name, `arrows` as UCI moves.
+#[pyfunction]
+#[pyo3(signature = (fen, masks = Vec::new(), arrows = Vec::new()))]
+fn board_svg(fen: &str, masks: Vec<String>, arrows: Vec<String>) -> PyResult<String> {
+    let position = pawnstorm::fen::parse_fen(fen)
+        .map_err(|e| PyValueError::new_err(format!("invalid FEN {fen:?}: {e}")))?;
+    let marks = masks
+        .into_iter()
+        .map(|name| match pawnstorm::svg::mask(&position, &name) {
+            Some(squares) => Ok(pawnstorm::svg::Mark { name, squares }),
+            None => Err(PyValueError::new_err(format!(
+                "no such mask {name:?} (one of: {})",
+                pawnstorm::svg::mask_names().join(", ")
+            ))),
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    let arrows = arrows
+        .iter()
+        .map(|text| {
+            let square = |at: usize| text.get(at..at + 2).and_then(pawnstorm::Square::from_name);
+            match (square(0), square(2)) {
+                (Some(from), Some(to)) if text.len() <= 5 => Ok((from, to)),
+                _ => Err(PyValueError::new_err(format!(
+                    "arrow {text:?} is not a move like e2e4"
+                ))),
+            }
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok(pawnstorm::svg::board(&position, &marks, &arrows))
+}
+
+/// The names `board_svg` takes as masks.
+#[pyfunction]
+fn mask_names() -> Vec<String> {
+    pawnstorm::svg::mask_names()
+}
+
 #[pyfunction]
 fn simd_path_name() -> String {
     features::Path::native().describe()
@@ -784,6 +833,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeLoader>()?;
     m.add_function(wrap_pyfunction!(import_files, m)?)?;
     m.add_function(wrap_pyfunction!(simd_path_name, m)?)?;
+    m.add_function(wrap_pyfunction!(board_svg, m)?)?;
+    m.add_function(wrap_pyfunction!(mask_names, m)?)?;
     m.add("PawnstormError", m.py().get_type::<PawnstormError>())?;
     Ok(())
 }
