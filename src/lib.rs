@@ -23,6 +23,7 @@ pub mod movegen;
 pub mod nnue;
 pub mod npz;
 pub mod perft;
+pub mod report;
 pub mod search;
 pub mod svg;
 pub mod table;

@@ -49,6 +49,7 @@ fn main() -> ExitCode {
         Some(Command::Weights(args)) => cli::weights::run(args),
         Some(Command::Tune(args)) => cli::tune::run(args, global),
         Some(Command::Show(args)) => cli::show::run(args, global),
+        Some(Command::Report(args)) => cli::report::run(args, global),
         Some(Command::Split(args)) => cli::split::run(args, global),
         Some(Command::Merge(args)) => cli::merge::run(args, global),
         Some(Command::Perft(args)) => cli::perft::run(args),

@@ -15,6 +15,7 @@ pub mod merge;
 pub mod output;
 pub mod perft;
 pub mod progress;
+pub mod report;
 pub mod show;
 pub mod split;
 pub mod tune;
@@ -81,6 +82,8 @@ pub enum Command {
     Tune(tune::Args),
     /// Draw a position: from a FEN, or position N of a DB
     Show(show::Args),
+    /// One self-contained HTML page about a DB: counts, histograms, calibration, terms
+    Report(report::Args),
     /// Split a DB into N shard DBs of contiguous rows (for evaluating them on a cluster)
     Split(split::Args),
     /// Concatenate DBs into one (the counterpart of split), renumbering game ids so that
