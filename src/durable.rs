@@ -103,6 +103,26 @@ pub struct Pending {
     temp: std::path::PathBuf,
 }
 
+/// A temporary file for `target` in its directory (so that renaming it into place is
+/// atomic), named `PREFIX...SUFFIX`, registered as pending ([`Pending::create`]), and with
+/// the mode of an ordinary file (0644, less the umask) rather than a temporary file's
+/// private 0600, which the rename would keep.
+pub fn temp_file_for(
+    target: &Path,
+    prefix: &str,
+    suffix: &str,
+) -> io::Result<(tempfile::NamedTempFile, Pending)> {
+    let dir = match target.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(prefix).suffix(suffix);
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
+    Pending::create(target, || builder.tempfile_in(dir))
+}
+
 impl Pending {
     /// Creates the temporary file (`create`) and registers it in one step, the list held
     /// throughout: an interrupt cannot fall between the file's creation and its

@@ -145,6 +145,7 @@ pub fn db_file(data: &[u8]) {
             }
         }
     }
+    let _ = std::fs::remove_file(&path);
 }
 
 /// A weights file: if the loader takes it, its text form reads back as the same weights,
@@ -301,7 +302,8 @@ fn check_moves_against_shakmaty(position: &Position) {
     assert_eq!(ours, theirs, "legal moves of {fen}");
 }
 
-/// A file of this process's own, reused by every input (a fuzzer runs one input at a time).
+/// A file of this process's own for the input at hand (a fuzzer runs one at a time),
+/// removed after it.
 fn scratch_file(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("pawnstorm-fuzz-{name}-{}", std::process::id()))
 }

@@ -71,21 +71,12 @@ fn item_size(descr: &str) -> u64 {
 impl NpzWriter {
     /// Starts `path` (its directory must exist).
     pub fn create(path: &Path) -> io::Result<NpzWriter> {
-        let dir = match path.parent() {
-            Some(dir) if !dir.as_os_str().is_empty() => dir,
-            _ => Path::new("."),
-        };
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         let prefix = format!(".{name}.");
-        let mut builder = tempfile::Builder::new();
-        builder.prefix(&prefix).suffix(".partial");
-        // A finished file is an ordinary one, not the temporary file's private 0600.
-        #[cfg(unix)]
-        builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
-        let (temp, pending) = crate::durable::Pending::create(path, || builder.tempfile_in(dir))?;
+        let (temp, pending) = crate::durable::temp_file_for(path, &prefix, ".partial")?;
         let (file, temp) = NamedTempFile::into_parts(temp);
         Ok(NpzWriter {
             zip: ZipWriter::new(file),

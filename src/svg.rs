@@ -10,7 +10,7 @@ use pawnstorm_kernels::geometry::{forward, pawn_attacks};
 use pawnstorm_kernels::setwise::{bishop_attacks, king_attacks, knight_attacks, rook_attacks};
 
 use crate::board::{PieceType, Position};
-use crate::features::{COLOR_MASKS, position_features};
+use crate::features::{COLOR_MASKS, column_names, is_distance_column, position_features};
 use crate::{Bitboard, Color, Square};
 
 /// A square's side in pixels (python-chess's size).
@@ -67,22 +67,46 @@ pub fn mask(position: &Position, name: &str) -> Option<Bitboard> {
         }
         _ => {}
     }
-    let at = COLOR_MASKS.iter().position(|m| *m == rest)?;
+    // A pawn-structure mask is the `features` column of the same name.
+    let column = column_names().iter().position(|n| n == name)?;
+    if is_distance_column(column) {
+        return None;
+    }
     let features = position_features::<u64>(
         position.piece_boards().map(|b| b.0),
         position.color_boards().map(|b| b.0),
     );
-    let names = crate::features::column_names();
-    let column = names
-        .iter()
-        .position(|n| *n == format!("{}_{}", color_name(color), COLOR_MASKS[at]))?;
     Some(Bitboard(features[column]))
 }
 
-fn color_name(color: Color) -> &'static str {
-    match color {
-        Color::White => "white",
-        Color::Black => "black",
+/// The marks `names` name on `position`; the first unknown name is an error that lists
+/// the known ones.
+pub fn marks(position: &Position, names: &[String]) -> Result<Vec<Mark>, String> {
+    names
+        .iter()
+        .map(|name| {
+            mask(position, name)
+                .map(|squares| Mark {
+                    name: name.clone(),
+                    squares,
+                })
+                .ok_or_else(|| {
+                    format!(
+                        "no such mask {name:?} (one of: {})",
+                        mask_names().join(", ")
+                    )
+                })
+        })
+        .collect()
+}
+
+/// An arrow from a UCI move's text (`e2e4`; a promotion's letter is ignored): any two
+/// squares, legal move or not (an arrow may show a plan).
+pub fn parse_arrow(text: &str) -> Result<(Square, Square), String> {
+    let square = |at: usize| text.get(at..at + 2).and_then(Square::from_name);
+    match (square(0), square(2)) {
+        (Some(from), Some(to)) if text.len() <= 5 => Ok((from, to)),
+        _ => Err(format!("arrow {text:?} is not a move like e2e4")),
     }
 }
 
@@ -154,7 +178,7 @@ pub fn board(position: &Position, marks: &[Mark], arrows: &[(Square, Square)]) -
     for square in Square::all() {
         if let Some(piece) = position.piece_at(square) {
             let (x, y) = corner(square);
-            let color = color_name(piece.color);
+            let color = piece.color.name();
             let kind = kind_name(piece.kind);
             let _ = write!(
                 svg,
@@ -183,7 +207,7 @@ pub fn board(position: &Position, marks: &[Mark], arrows: &[(Square, Square)]) -
         );
     }
     let mut y = MARGIN + side + MARGIN + 4;
-    let mover = color_name(position.side_to_move());
+    let mover = position.side_to_move().name();
     let _ = write!(
         svg,
         r##"<g id="side-to-move" class="{mover}"><circle cx="{}" cy="{}" r="7" fill="{}" stroke="#000000" stroke-width="1.5"/><text x="{}" y="{}" font-family="sans-serif" font-size="14" fill="#000000">{} to move</text></g>"##,

@@ -118,19 +118,13 @@ impl TableWriter {
             Some("csv") => Format::Csv,
             _ => return Err(TableError::UnknownFormat(path.to_path_buf())),
         };
-        let dir = match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        let mut builder = tempfile::Builder::new();
-        builder.prefix(".table-").suffix(".tmp");
-        #[cfg(unix)]
-        builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
-        let (temp, pending) = crate::durable::Pending::create(path, || builder.tempfile_in(&dir))
-            .map_err(|error| TableError::Io {
-            path: path.to_path_buf(),
-            error,
-        })?;
+        let (temp, pending) =
+            crate::durable::temp_file_for(path, ".table-", ".tmp").map_err(|error| {
+                TableError::Io {
+                    path: path.to_path_buf(),
+                    error,
+                }
+            })?;
         Ok(TableWriter {
             path: path.to_path_buf(),
             format,

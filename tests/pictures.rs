@@ -19,6 +19,16 @@ fn square_names(board: Bitboard) -> BTreeSet<String> {
     board.squares().map(|s| s.to_string()).collect()
 }
 
+/// The text inside the element with id `id`.
+fn text_of(doc: &roxmltree::Document<'_>, id: &str) -> String {
+    doc.descendants()
+        .find(|n| n.attribute("id") == Some(id))
+        .unwrap_or_else(|| panic!("no element {id}"))
+        .descendants()
+        .filter_map(|n| n.text())
+        .collect()
+}
+
 /// Checks the structure of `text` against the position, marks and arrows it was made of.
 fn check(text: &str, position: &Position, marks: &[Mark], arrows: &[(Square, Square)]) {
     let doc = roxmltree::Document::parse(text).unwrap_or_else(|e| panic!("not XML: {e}"));
@@ -68,11 +78,7 @@ fn check(text: &str, position: &Position, marks: &[Mark], arrows: &[(Square, Squ
             .map(str::to_string)
             .collect();
         assert_eq!(drawn, square_names(mark.squares), "{}", mark.name);
-        let legend = doc
-            .descendants()
-            .find(|n| n.attribute("id") == Some(&format!("legend-{i}")))
-            .expect("a legend line per mark");
-        let words: String = legend.descendants().filter_map(|n| n.text()).collect();
+        let words = text_of(&doc, &format!("legend-{i}"));
         assert!(words.contains(&mark.name), "{words}");
         assert!(
             words.contains(&format!("({} square", mark.squares.0.count_ones())),
@@ -307,6 +313,12 @@ fn show_writes_the_library_picture_and_refuses_bad_masks_and_arrows() {
         "{}",
         String::from_utf8_lossy(&done.stderr)
     );
+    // Every output is an ordinary file (0644 less the umask, as the DB is), not a
+    // temporary file's private 0600.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&from_db), mode(&db));
+    assert_eq!(mode(&out), mode(&db));
     let row = pawnstorm::db::Database::open(&db)
         .unwrap()
         .record(3)
@@ -401,24 +413,12 @@ fn the_breakdown_chart_has_a_bar_per_term_value_sorted_and_the_total() {
         assert_eq!(named.contains(&i), nonzero, "{}", term.name());
     }
     assert!(terms.len() >= 5);
-    let total: String = doc
-        .descendants()
-        .find(|n| n.attribute("id") == Some("total"))
-        .unwrap()
-        .descendants()
-        .filter_map(|n| n.text())
-        .collect();
+    let total = text_of(&doc, "total");
     assert!(
         total.contains(&format!("({} cp", breakdown.finished.score)),
         "{total}"
     );
-    let phase: String = doc
-        .descendants()
-        .find(|n| n.attribute("id") == Some("phase"))
-        .unwrap()
-        .descendants()
-        .filter_map(|n| n.text())
-        .collect();
+    let phase = text_of(&doc, "phase");
     assert!(
         phase.contains(&format!("phase {}/24", breakdown.finished.phase)),
         "{phase}"

@@ -790,27 +790,10 @@ impl NativeLoader {
 fn board_svg(fen: &str, masks: Vec<String>, arrows: Vec<String>) -> PyResult<String> {
     let position = pawnstorm::fen::parse_fen(fen)
         .map_err(|e| PyValueError::new_err(format!("invalid FEN {fen:?}: {e}")))?;
-    let marks = masks
-        .into_iter()
-        .map(|name| match pawnstorm::svg::mask(&position, &name) {
-            Some(squares) => Ok(pawnstorm::svg::Mark { name, squares }),
-            None => Err(PyValueError::new_err(format!(
-                "no such mask {name:?} (one of: {})",
-                pawnstorm::svg::mask_names().join(", ")
-            ))),
-        })
-        .collect::<PyResult<Vec<_>>>()?;
+    let marks = pawnstorm::svg::marks(&position, &masks).map_err(PyValueError::new_err)?;
     let arrows = arrows
         .iter()
-        .map(|text| {
-            let square = |at: usize| text.get(at..at + 2).and_then(pawnstorm::Square::from_name);
-            match (square(0), square(2)) {
-                (Some(from), Some(to)) if text.len() <= 5 => Ok((from, to)),
-                _ => Err(PyValueError::new_err(format!(
-                    "arrow {text:?} is not a move like e2e4"
-                ))),
-            }
-        })
+        .map(|text| pawnstorm::svg::parse_arrow(text).map_err(PyValueError::new_err))
         .collect::<PyResult<Vec<_>>>()?;
     Ok(pawnstorm::svg::board(&position, &marks, &arrows))
 }

@@ -256,18 +256,9 @@ struct PgnOut {
 
 impl PgnOut {
     fn start(path: &Path, append: bool) -> Result<PgnOut> {
-        let dir = match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
         let context = || format!("PGN output {}", path.display());
-        let mut builder = tempfile::Builder::new();
-        builder.prefix(".pgn-").suffix(".tmp");
-        #[cfg(unix)]
-        builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
         let (temp, pending) =
-            pawnstorm::durable::Pending::create(path, || builder.tempfile_in(&dir))
-                .with_context(context)?;
+            pawnstorm::durable::temp_file_for(path, ".pgn-", ".tmp").with_context(context)?;
         let mut out = io::BufWriter::new(temp.reopen().with_context(context)?);
         if append && path.exists() {
             let mut old = File::open(path).with_context(context)?;

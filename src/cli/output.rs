@@ -28,13 +28,8 @@ pub fn write_atomically<T>(
     path: &Path,
     fill: impl FnOnce(&mut (dyn Write + Send)) -> Result<T>,
 ) -> Result<T> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let (temp, pending) =
-        pawnstorm::durable::Pending::create(path, || tempfile::NamedTempFile::new_in(dir))
-            .with_context(|| format!("{}: creating a temporary file", dir.display()))?;
+    let (temp, pending) = pawnstorm::durable::temp_file_for(path, ".out-", ".tmp")
+        .with_context(|| format!("{}: creating a temporary file", path.display()))?;
     let mut sink = BufWriter::new(temp.as_file());
     let value = fill(&mut sink).with_context(|| format!("writing {}", path.display()))?;
     sink.flush()

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Result, anyhow, bail};
 
 use pawnstorm::db::Database;
-use pawnstorm::{Square, fen, svg};
+use pawnstorm::{fen, svg};
 
 use super::{Global, fen_error_with_caret, output};
 
@@ -70,40 +70,14 @@ pub fn run(args: Args, global: Global) -> Result<()> {
     writeln!(out, "{position}")?;
     out.flush()?;
     if let Some(svg_path) = &args.svg {
-        let marks = args
-            .mask
-            .iter()
-            .map(|name| {
-                svg::mask(&position, name)
-                    .map(|squares| svg::Mark {
-                        name: name.clone(),
-                        squares,
-                    })
-                    .ok_or_else(|| {
-                        anyhow!(
-                            "--mask {name}: no such mask (one of: {})",
-                            svg::mask_names().join(", ")
-                        )
-                    })
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let marks = svg::marks(&position, &args.mask).map_err(|e| anyhow!("--mask: {e}"))?;
         let arrows = args
             .arrows
             .iter()
-            .map(|text| arrow(text))
+            .map(|text| svg::parse_arrow(text).map_err(|e| anyhow!("--arrows: {e}")))
             .collect::<Result<Vec<_>>>()?;
         let picture = svg::board(&position, &marks, &arrows);
         output::write_atomically(svg_path, |sink| Ok(sink.write_all(picture.as_bytes())?))?;
     }
     Ok(())
-}
-
-/// An arrow from a UCI move's text (`e2e4`, a promotion's letter ignored); any two
-/// squares, legal move or not.
-fn arrow(text: &str) -> Result<(Square, Square)> {
-    let square = |at: usize| text.get(at..at + 2).and_then(Square::from_name);
-    match (square(0), square(2)) {
-        (Some(from), Some(to)) if text.len() <= 5 => Ok((from, to)),
-        _ => bail!("--arrows {text}: not a move like e2e4"),
-    }
 }

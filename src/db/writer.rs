@@ -371,18 +371,8 @@ impl Staged {
 /// A temporary file in the target's directory (so that renaming it into place is atomic),
 /// with room for the header at its start.
 fn start_file(path: &Path) -> Result<(Staged, BufWriter<File>), DbError> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
     let io = |e| DbError::io(path, e);
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".psdb-").suffix(".tmp");
-    // Temporary files are private (0600); the finished DB is an ordinary file.
-    #[cfg(unix)]
-    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
-    let (temp, pending) =
-        crate::durable::Pending::create(path, || builder.tempfile_in(&dir)).map_err(io)?;
+    let (temp, pending) = crate::durable::temp_file_for(path, ".psdb-", ".tmp").map_err(io)?;
     let mut out = BufWriter::with_capacity(1 << 20, temp.reopen().map_err(io)?);
     out.write_all(&[0u8; HEADER_SIZE]).map_err(io)?;
     Ok((
