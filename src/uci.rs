@@ -21,6 +21,7 @@ const DEFAULT_HASH_MB: usize = 16;
 const MAX_HASH_MB: usize = 65_536;
 const MAX_MULTIPV: usize = 256;
 const MAX_MOVE_OVERHEAD: u64 = 5_000;
+const MAX_NODES_PER_MS: u64 = 100_000;
 
 /// Runs the loop on standard input and output until `quit` or the end of input.
 pub fn run() {
@@ -98,6 +99,8 @@ struct Uci {
     show_wdl: bool,
     /// Set when driven by [`drive`].
     bounds: Option<Bounds>,
+    /// Why the last `position` command set no position, if it did not.
+    position_refused: Option<String>,
 }
 
 impl Uci {
@@ -106,8 +109,13 @@ impl Uci {
     }
 
     fn with_hash(hash_mb: usize) -> Uci {
+        let mut engine = Engine::new(hash_mb);
+        // For the test of the failure path only (tests/uci.rs): helpers panic after N nodes.
+        engine.options.helpers_panic_after = std::env::var("PAWNSTORM_TEST_HELPERS_PANIC_AFTER")
+            .ok()
+            .and_then(|n| n.parse().ok());
         Uci {
-            engine: Some(Engine::new(hash_mb)),
+            engine: Some(engine),
             search: None,
             control: Control::new(),
             board: Board::startpos(),
@@ -116,6 +124,7 @@ impl Uci {
             chess960: false,
             show_wdl: false,
             bounds: None,
+            position_refused: None,
         }
     }
 
@@ -167,6 +176,9 @@ impl Uci {
         say("option name Clear Hash type button");
         say(&format!(
             "option name Move Overhead type spin default 30 min 0 max {MAX_MOVE_OVERHEAD}"
+        ));
+        say(&format!(
+            "option name nodestime type spin default 0 min 0 max {MAX_NODES_PER_MS}"
         ));
         say("option name SyzygyPath type string default <empty>");
         say(&format!(
@@ -275,6 +287,11 @@ impl Uci {
                     engine.options.move_overhead = ms;
                 }
             }
+            "nodestime" => {
+                if let Some(n) = number(MAX_NODES_PER_MS, 0) {
+                    engine.options.nodes_per_ms = n;
+                }
+            }
             "multipv" => {
                 if let Some(n) = number(MAX_MULTIPV as u64, 1) {
                     engine.options.multipv = n as usize;
@@ -289,6 +306,22 @@ impl Uci {
                 if value.is_empty() || value == "<empty>" {
                     engine.set_syzygy(None);
                 } else {
+                    // One missing directory does not cost the others: the ones that exist
+                    // are used, and the GUI is told which were not.
+                    let (present, missing): (Vec<&str>, Vec<&str>) = value
+                        .split([':', ';'])
+                        .filter(|d| !d.is_empty())
+                        .partition(|d| Path::new(d).is_dir());
+                    if !missing.is_empty() {
+                        let text = format!(
+                            "SyzygyPath: no such directory: {}{}",
+                            missing.join(", "),
+                            if present.is_empty() { "" } else { "; using the others" }
+                        );
+                        say(&format!("info string {text}"));
+                        complain(&text);
+                    }
+                    let value = present.join(":");
                     match Syzygy::open(&value) {
                         Ok(Some(tables)) => {
                             say(&format!(
@@ -298,10 +331,17 @@ impl Uci {
                             engine.set_syzygy(Some(tables));
                         }
                         Ok(None) => {
-                            complain(&format!("SyzygyPath: no tables found in {value}"));
+                            let text = format!("SyzygyPath: no tables found in {value:?}");
+                            say(&format!("info string {text}"));
+                            complain(&text);
                             engine.set_syzygy(None);
                         }
-                        Err(e) => complain(&format!("SyzygyPath: {value}: {e}")),
+                        Err(e) => {
+                            let text = format!("SyzygyPath: {value}: {e}; no tables in use");
+                            say(&format!("info string {text}"));
+                            complain(&text);
+                            engine.set_syzygy(None);
+                        }
                     }
                 }
             }
@@ -334,13 +374,16 @@ impl Uci {
                 match Board::from_fen(&fields.join(" ")) {
                     Ok(board) => board,
                     Err(e) => {
-                        complain(&format!("position: bad FEN {:?}: {e}", fields.join(" ")));
+                        self.refuse_position(&format!(
+                            "position: bad FEN {:?}: {e}",
+                            fields.join(" ")
+                        ));
                         return;
                     }
                 }
             }
             _ => {
-                complain("position: expected `position startpos|fen FEN [moves ...]`");
+                self.refuse_position("position: expected `position startpos|fen FEN [moves ...]`");
                 return;
             }
         };
@@ -362,6 +405,16 @@ impl Uci {
         }
         self.board = board;
         self.history = history;
+        self.position_refused = None;
+    }
+
+    /// A `position` command that sets no position: the previous one is not searched in its
+    /// place (its move would be illegal in the GUI's game); `go` answers `bestmove 0000`
+    /// with the reason until a good `position` comes.
+    fn refuse_position(&mut self, reason: &str) {
+        say(&format!("info string error: {reason}"));
+        complain(reason);
+        self.position_refused = Some(reason.to_string());
     }
 
     fn go(&mut self, args: &[&str]) {
@@ -377,9 +430,12 @@ impl Uci {
         if self.engine_idle().is_none() {
             return;
         }
-        let Some((mut limits, search_moves)) = parse_go(args, &self.board, self.chess960) else {
+        if let Some(reason) = &self.position_refused {
+            say(&format!("info string error: no position to search ({reason})"));
+            say("bestmove 0000");
             return;
-        };
+        }
+        let (mut limits, search_moves) = parse_go(args, &self.board, self.chess960);
         if let Some(bounds) = self.bounds {
             limits.nodes = Some(limits.nodes.map_or(bounds.nodes, |n| n.min(bounds.nodes)));
         }
@@ -408,6 +464,12 @@ impl Uci {
                     &control,
                     &mut |info| say(&info_line(info, chess960, wdl_material)),
                 );
+                if let Some(failure) = &result.helper_failure {
+                    // The main thread's move stands; the failure is said where a GUI shows it
+                    // and where a log keeps it.
+                    say(&format!("info string error: {failure}"));
+                    complain(&format!("error: {failure}"));
+                }
                 control.done.store(true, Ordering::Release);
                 say(&bestmove_line(&result, chess960));
                 engine
@@ -492,20 +554,22 @@ fn checkers(board: &Board) -> String {
         .join(" ")
 }
 
-/// Reads `go`'s parameters; `None` (with a complaint) when one is malformed.
-fn parse_go(args: &[&str], board: &Board, chess960: bool) -> Option<(Limits, Vec<Move>)> {
+/// Reads `go`'s parameters. Never refuses: a client waiting for `bestmove` must get one,
+/// so a malformed value is complained about and left out (the search goes on without it).
+fn parse_go(args: &[&str], board: &Board, chess960: bool) -> (Limits, Vec<Move>) {
     let mut limits = Limits::default();
     let mut search_moves = Vec::new();
     let mut i = 0;
     let number = |i: usize| -> Option<i64> {
         let text = args.get(i + 1)?;
-        match text.parse::<i64>() {
-            Ok(n) => Some(n),
-            Err(_) => {
-                complain(&format!("go {}: expected a number, got {text:?}", args[i]));
-                None
-            }
+        let parsed = lenient_number(text);
+        if parsed.is_none() {
+            complain(&format!(
+                "go {}: expected a number, got {text:?}; ignored",
+                args[i]
+            ));
         }
+        parsed
     };
     let millis = |n: i64| n.max(0) as u64;
     let mut legal = MoveList::new();
@@ -513,15 +577,17 @@ fn parse_go(args: &[&str], board: &Board, chess960: bool) -> Option<(Limits, Vec
     while i < args.len() {
         let mut takes_value = true;
         match args[i] {
-            "wtime" => limits.wtime = Some(millis(number(i)?)),
-            "btime" => limits.btime = Some(millis(number(i)?)),
-            "winc" => limits.winc = Some(millis(number(i)?)),
-            "binc" => limits.binc = Some(millis(number(i)?)),
-            "movestogo" => limits.movestogo = Some(millis(number(i)?).max(1)),
-            "movetime" => limits.movetime = Some(millis(number(i)?)),
-            "depth" => limits.depth = Some(number(i)?.clamp(1, 100) as i32),
-            "nodes" => limits.nodes = Some(millis(number(i)?).max(1)),
-            "mate" => limits.mate = Some(number(i)?.clamp(1, 60) as u32),
+            "wtime" => limits.wtime = number(i).map(millis).or(limits.wtime),
+            "btime" => limits.btime = number(i).map(millis).or(limits.btime),
+            "winc" => limits.winc = number(i).map(millis).or(limits.winc),
+            "binc" => limits.binc = number(i).map(millis).or(limits.binc),
+            "movestogo" => {
+                limits.movestogo = number(i).map(|n| millis(n).max(1)).or(limits.movestogo)
+            }
+            "movetime" => limits.movetime = number(i).map(millis).or(limits.movetime),
+            "depth" => limits.depth = number(i).map(|n| n.clamp(1, 100) as i32).or(limits.depth),
+            "nodes" => limits.nodes = number(i).map(|n| millis(n).max(1)).or(limits.nodes),
+            "mate" => limits.mate = number(i).map(|n| n.clamp(1, 60) as u32).or(limits.mate),
             "infinite" => {
                 limits.infinite = true;
                 takes_value = false;
@@ -549,7 +615,26 @@ fn parse_go(args: &[&str], board: &Board, chess960: bool) -> Option<(Limits, Vec
         }
         i += 1 + takes_value as usize;
     }
-    Some((limits, search_moves))
+    (limits, search_moves)
+}
+
+/// A number as clients write them: whole, or with a fraction (`100.0`, `1000.5`: the
+/// fraction dropped), or longer than 64 bits (held at the largest or smallest); `None` for
+/// anything else (`abc`, `nan`, an empty word).
+fn lenient_number(text: &str) -> Option<i64> {
+    if let Ok(n) = text.parse::<i64>() {
+        return Some(n);
+    }
+    let digits = text.strip_prefix(['+', '-']).unwrap_or(text);
+    let plain = !digits.is_empty()
+        && digits.chars().all(|c| c.is_ascii_digit() || c == '.')
+        && digits.chars().filter(|&c| c == '.').count() <= 1
+        && digits.chars().any(|c| c.is_ascii_digit());
+    if !plain {
+        return None;
+    }
+    // f64 → i64 saturates: an overlong number becomes the largest (or smallest) one.
+    text.parse::<f64>().ok().map(|x| x as i64)
 }
 
 /// `info depth ... pv ...` as UCI defines it.
@@ -563,7 +648,15 @@ pub fn info_line(info: &Info, chess960: bool, wdl_material: Option<u32>) -> Stri
         None => "",
     };
     let wdl = wdl_material.map_or(String::new(), |material| {
-        let w = wdl::wdl(info.score, material);
+        let w = if info.proven_draw {
+            wdl::Wdl {
+                win: 0,
+                draw: 1000,
+                loss: 0,
+            }
+        } else {
+            wdl::wdl(info.score, material)
+        };
         format!(" wdl {} {} {}", w.win, w.draw, w.loss)
     });
     let mut line = format!(

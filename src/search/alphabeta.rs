@@ -9,7 +9,9 @@ use super::score::{DRAW, INFINITY, MATE_BOUND, MAX_PLY, TB_WIN, TB_WIN_BOUND, ma
 use super::see::{SEE_VALUES, captured, kind_at, see};
 use super::tb::{Outcome, Syzygy};
 use super::tt::{Bound, TranspositionTable};
-use super::{Control, Info, Limits, Options, RootMove, SearchResult, Shared, TimeManager};
+use super::{
+    Control, Info, Limits, Options, RootMove, SearchResult, Shared, ThreadReport, TimeManager,
+};
 use crate::board::PieceType;
 use crate::eval::Evaluator;
 use crate::movegen::{Board, Move, MoveList, captures, count_legal_moves, legal_moves};
@@ -113,6 +115,8 @@ pub(super) struct Search<'a> {
     /// The move a singular-extension search at this ply leaves out (NULL when none).
     excluded: Vec<Move>,
     pv_index: usize,
+    /// The deepest iteration finished so far (0: none yet).
+    completed_depth: i32,
     shared: &'a Shared,
     /// 0 for the main thread, which keeps the time, decides the move and reports; helpers
     /// (Lazy SMP) only fill the shared table until the main thread stops them.
@@ -158,6 +162,7 @@ impl<'a> Search<'a> {
             nmp_min_ply: 0,
             excluded: vec![Move::NULL; MAX_PLY + 4],
             pv_index: 0,
+            completed_depth: 0,
             shared,
             thread,
         }
@@ -184,7 +189,10 @@ impl<'a> Search<'a> {
         self.ponder = limits.ponder;
         if self.root_moves.is_empty() {
             let score = if root.in_check() { mated_in(0) } else { DRAW };
-            report(&self.info(0, 1, score, None, Vec::new()));
+            let mut info = self.info(0, 1, score, None, Vec::new());
+            info.proven_draw = !root.in_check();
+            report(&info);
+            self.wait_for_release(limits);
             return SearchResult {
                 best: None,
                 ponder: None,
@@ -192,6 +200,8 @@ impl<'a> Search<'a> {
                 depth: 0,
                 nodes: 0,
                 pv: Vec::new(),
+                threads: vec![ThreadReport::default()],
+                helper_failure: None,
             };
         }
         let max_depth = limits
@@ -242,6 +252,7 @@ impl<'a> Search<'a> {
             }
             let score_drop = completed.as_ref().map_or(0, |(p, _)| p.score - best.score);
             completed = Some((best.clone(), depth));
+            self.completed_depth = depth;
             if limits
                 .mate
                 .is_some_and(|moves| super::mate_within(best.score, moves))
@@ -250,19 +261,15 @@ impl<'a> Search<'a> {
             }
             if self.is_main()
                 && !self.untimed_now(limits)
-                && self.time.soft_expired(stability, score_drop)
+                && self
+                    .time
+                    .soft_expired(stability, score_drop, self.total_nodes())
             {
                 break;
             }
         }
-        // `go infinite` and an unanswered ponder wait for `stop` (or `ponderhit`).
-        while self.is_main()
-            && !self.control.stopped()
-            && (limits.infinite || self.control.pondering.load(Ordering::Relaxed))
-        {
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
-        let (best, depth) = completed.unwrap_or_else(|| (self.root_moves[0].clone(), 0));
+        self.wait_for_release(limits);
+        let (best, depth) = completed.unwrap_or_else(|| (self.unsearched_choice(root), 0));
         SearchResult {
             best: Some(best.mv),
             ponder: best.pv.get(1).copied(),
@@ -270,6 +277,45 @@ impl<'a> Search<'a> {
             depth,
             nodes: self.total_nodes(),
             pv: best.pv,
+            threads: vec![ThreadReport {
+                nodes: self.nodes,
+                depth: self.completed_depth,
+            }],
+            helper_failure: None,
+        }
+    }
+
+    /// The move to play when not even the first iteration finished (`stop`, or `go nodes`
+    /// below what it needs): the table's move for the root, else the capture that wins the
+    /// most by exchange (none that loses), else the best of the moves searched so far.
+    fn unsearched_choice(&self, root: &Board) -> RootMove {
+        let hash_move = self.tt.probe(root.key(), 0).map(|hit| hit.mv);
+        let by_move = |mv: Move| self.root_moves.iter().find(|rm| rm.mv == mv).cloned();
+        if let Some(rm) = hash_move.and_then(by_move) {
+            return rm;
+        }
+        let position = root.position();
+        self.root_moves
+            .iter()
+            .filter(|rm| captured(position, rm.mv).is_some())
+            .map(|rm| (see(position, rm.mv), rm))
+            .filter(|(gain, _)| *gain >= 0)
+            .max_by_key(|(gain, _)| *gain)
+            .map(|(_, rm)| RootMove {
+                pv: vec![rm.mv],
+                ..rm.clone()
+            })
+            .unwrap_or_else(|| self.root_moves[0].clone())
+    }
+
+    /// `go infinite` and an unanswered ponder wait for `stop` (or `ponderhit`), even at a
+    /// root with nothing to search: a GUI that sent them expects no `bestmove` before.
+    fn wait_for_release(&self, limits: &Limits) {
+        while self.is_main()
+            && !self.control.stopped()
+            && (limits.infinite || self.control.pondering.load(Ordering::Relaxed))
+        {
+            std::thread::sleep(std::time::Duration::from_millis(1));
         }
     }
 
@@ -308,6 +354,8 @@ impl<'a> Search<'a> {
             millis: self.time.elapsed().as_millis() as u64,
             hashfull: self.tt.hashfull(),
             tbhits: self.tbhits,
+            proven_draw: matches!(self.root_outcome, Some(Outcome::Draw))
+                && score.abs() < MATE_BOUND,
             pv,
         }
     }
@@ -375,6 +423,11 @@ impl<'a> Search<'a> {
                 self.stopped = true;
             }
             if !self.is_main() {
+                if let Some(after) = self.options.helpers_panic_after
+                    && self.nodes >= after
+                {
+                    panic!("injected failure after {after} nodes (Options::helpers_panic_after)");
+                }
                 if self.shared.helpers_stop.load(Ordering::Relaxed) {
                     self.stopped = true;
                 }
@@ -384,9 +437,18 @@ impl<'a> Search<'a> {
             if self.ponder && !pondering {
                 // ponderhit: our clock runs from now.
                 self.ponder = false;
-                self.time.restart();
+                self.time.restart(self.total_nodes());
             }
-            if !pondering && self.time.hard_expired() {
+            // The first iteration goes on past the hard limit, up to most of the clock: a
+            // move from an unfinished one is a fallback (`stop` and `go nodes` end it too).
+            let nodes = self.total_nodes();
+            if !pondering
+                && if self.completed_depth > 0 {
+                    self.time.hard_expired(nodes)
+                } else {
+                    self.time.emergency_expired(nodes)
+                }
+            {
                 self.stopped = true;
             }
         }

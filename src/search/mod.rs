@@ -56,6 +56,9 @@ pub struct Info {
     pub millis: u64,
     pub hashfull: u32,
     pub tbhits: u64,
+    /// The score is a draw by the rules or the tables (stalemate, a tablebase draw at the
+    /// root), not an evaluation: its WDL is certain.
+    pub proven_draw: bool,
     pub pv: Vec<Move>,
 }
 
@@ -70,6 +73,20 @@ pub struct SearchResult {
     pub nodes: u64,
     /// The line `best` starts (as the last `info` gave it).
     pub pv: Vec<Move>,
+    /// What each thread did, the main thread first (Lazy SMP's helpers after it).
+    pub threads: Vec<ThreadReport>,
+    /// Why a helper thread failed, if one did (its panic's message). The main thread's
+    /// move still stands; the caller should still say that something went wrong.
+    pub helper_failure: Option<String>,
+}
+
+/// One thread's share of a search.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ThreadReport {
+    /// Nodes this thread searched.
+    pub nodes: u64,
+    /// The deepest iteration it finished (0: none).
+    pub depth: i32,
 }
 
 /// A root move with the score and line of its last full search.
@@ -88,6 +105,12 @@ struct RootMove {
 pub struct Options {
     pub multipv: usize,
     pub move_overhead: u64,
+    /// UCI `nodestime`: time counted in nodes, this many a millisecond (0: the clock).
+    pub nodes_per_ms: u64,
+    /// For tests of the failure path only: every helper thread panics once it has
+    /// searched this many nodes.
+    #[doc(hidden)]
+    pub helpers_panic_after: Option<u64>,
 }
 
 impl Default for Options {
@@ -95,6 +118,8 @@ impl Default for Options {
         Options {
             multipv: 1,
             move_overhead: 30,
+            nodes_per_ms: 0,
+            helpers_panic_after: None,
         }
     }
 }
@@ -226,6 +251,7 @@ impl Engine {
         report: &mut dyn FnMut(&Info),
     ) -> SearchResult {
         let mut time = TimeManager::new(limits, root.side_to_move(), self.options.move_overhead);
+        time.count_in_nodes(self.options.nodes_per_ms);
         self.tt.new_search();
         self.heuristics.clear_killers();
 
@@ -318,8 +344,26 @@ impl Engine {
             let mut result = search.iterate(root, limits, report);
             drop(search);
             shared.helpers_stop.store(true, Ordering::Relaxed);
-            let finished: Vec<SearchResult> =
-                running.into_iter().filter_map(|h| h.join().ok()).collect();
+            let mut finished = Vec::with_capacity(running.len());
+            for (index, handle) in running.into_iter().enumerate() {
+                match handle.join() {
+                    Ok(helper) => {
+                        result.threads.extend_from_slice(&helper.threads);
+                        finished.push(helper);
+                    }
+                    Err(panic) => {
+                        let message = panic
+                            .downcast_ref::<&str>()
+                            .map(|s| s.to_string())
+                            .or_else(|| panic.downcast_ref::<String>().cloned())
+                            .unwrap_or_else(|| "a panic without a message".to_string());
+                        result.threads.push(ThreadReport::default());
+                        result
+                            .helper_failure
+                            .get_or_insert(format!("search thread {} panicked: {message}", index + 1));
+                    }
+                }
+            }
             // The main thread decides, from every thread's last completed iteration: a
             // helper's line replaces its own when it is at least as deep and scores better
             // (a mate one thread proved is not lost because another thread did not see it).
@@ -342,10 +386,13 @@ impl Engine {
                         millis: time.elapsed().as_millis() as u64,
                         hashfull: tt.hashfull(),
                         tbhits,
+                        proven_draw: false,
                         pv: better.pv.clone(),
                     });
                     result = SearchResult {
                         nodes: result.nodes,
+                        threads: std::mem::take(&mut result.threads),
+                        helper_failure: result.helper_failure.take(),
                         ..better
                     };
                 }

@@ -49,6 +49,8 @@ const RESERVE_MS: f64 = 50.0;
 /// The hard limit: this many soft limits, and at most this share of the clock.
 const HARD_PER_SOFT: f64 = 4.0;
 const HARD_CLOCK_SHARE: f64 = 0.5;
+/// The share of the clock (less the overhead) an unfinished first iteration may take.
+const EMERGENCY_CLOCK_SHARE: f64 = 0.8;
 
 /// The limits of one search in time.
 #[derive(Clone, Debug)]
@@ -56,8 +58,17 @@ pub struct TimeManager {
     start: Instant,
     /// The time to aim for; `None` when not timed.
     soft: Option<Duration>,
-    /// Never to be passed.
+    /// Never to be passed once an iteration has finished.
     hard: Option<Duration>,
+    /// Where even an unfinished first iteration stops (its move is then a fallback): most
+    /// of the clock, since a move from no search at all is worse than a longer think.
+    emergency: Option<Duration>,
+    /// UCI `nodestime` (Stockfish's option): when not 0, time is counted in nodes, this
+    /// many a millisecond, so that a timed search is the same search on any machine and
+    /// under any load (tests and reproducible matches); the reported `time` stays the clock's.
+    nodes_per_ms: u64,
+    /// The nodes searched when the clock started (a `ponderhit` restarts it).
+    start_nodes: u64,
 }
 
 impl TimeManager {
@@ -65,19 +76,24 @@ impl TimeManager {
     /// for the GUI's and the pipe's delays.
     pub fn new(limits: &Limits, side: Color, overhead: u64) -> TimeManager {
         let start = Instant::now();
-        let (soft, hard) = if let Some(movetime) = limits.movetime {
-            // A fixed move time is spent whole: no soft limit.
-            let budget = movetime.saturating_sub(overhead).max(1) as f64;
+        let (soft, hard, emergency) = if let Some(movetime) = limits.movetime {
+            // A fixed move time is spent whole, as Stockfish spends it: no clock falls when
+            // it runs out, so `Move Overhead` (a reserve for the clock) is not taken off.
+            let budget = Some(Duration::from_millis(movetime.max(1)));
             return TimeManager {
-                start,
                 soft: None,
-                hard: Some(Duration::from_secs_f64(budget / 1000.0)),
+                hard: budget,
+                emergency: budget,
+                ..TimeManager::unlimited()
             };
         } else {
             let (time, inc) = match side {
                 Color::White => (limits.wtime, limits.winc),
                 Color::Black => (limits.btime, limits.binc),
             };
+            // A clock given for the other side only: ours is taken as empty, as Stockfish
+            // takes it (the search still completes its first iteration), not as unlimited.
+            let time = time.or((limits.wtime.is_some() || limits.btime.is_some()).then_some(0));
             match time {
                 None => return TimeManager::unlimited(),
                 Some(time) => {
@@ -92,7 +108,7 @@ impl TimeManager {
                     let soft = ((remaining - reserve) / moves as f64 + inc * INCREMENT_SHARE)
                         .min(remaining * clock_share);
                     let hard = (soft * HARD_PER_SOFT).min(remaining * clock_share);
-                    (soft.max(1.0), hard.max(1.0))
+                    (soft.max(1.0), hard.max(1.0), (remaining * EMERGENCY_CLOCK_SHARE).max(1.0))
                 }
             }
         };
@@ -100,6 +116,8 @@ impl TimeManager {
             start,
             soft: Some(Duration::from_secs_f64(soft / 1000.0)),
             hard: Some(Duration::from_secs_f64(hard / 1000.0)),
+            emergency: Some(Duration::from_secs_f64(emergency / 1000.0)),
+            ..TimeManager::unlimited()
         }
     }
 
@@ -109,28 +127,57 @@ impl TimeManager {
             start: Instant::now(),
             soft: None,
             hard: None,
+            emergency: None,
+            nodes_per_ms: 0,
+            start_nodes: 0,
         }
     }
 
-    /// Restarts the clock (a `ponderhit`: the move we pondered was played; our time starts).
-    pub fn restart(&mut self) {
-        self.start = Instant::now();
+    /// Counts time in nodes, `nodes_per_ms` a millisecond (0: the clock).
+    pub fn count_in_nodes(&mut self, nodes_per_ms: u64) {
+        self.nodes_per_ms = nodes_per_ms;
     }
 
+    /// Restarts the clock (a `ponderhit`: the move we pondered was played; our time starts).
+    pub fn restart(&mut self, nodes: u64) {
+        self.start = Instant::now();
+        self.start_nodes = nodes;
+    }
+
+    /// Wall-clock time since the start (what `info time` reports).
     pub fn elapsed(&self) -> Duration {
         self.start.elapsed()
     }
 
-    /// Whether the hard limit has passed.
-    pub fn hard_expired(&self) -> bool {
-        self.hard.is_some_and(|hard| self.elapsed() >= hard)
+    /// The time the limits are measured against, having searched `nodes`: the clock's, or
+    /// with `nodestime` the nodes since the start in milliseconds.
+    pub fn spent(&self, nodes: u64) -> Duration {
+        match self.nodes_per_ms {
+            0 => self.elapsed(),
+            per_ms => Duration::from_millis(nodes.saturating_sub(self.start_nodes) / per_ms),
+        }
+    }
+
+    /// The hard limit, if timed.
+    pub fn hard_limit(&self) -> Option<Duration> {
+        self.hard
+    }
+
+    /// Whether the hard limit has passed, having searched `nodes`.
+    pub fn hard_expired(&self, nodes: u64) -> bool {
+        self.hard.is_some_and(|hard| self.spent(nodes) >= hard)
+    }
+
+    /// Whether even an unfinished first iteration must stop, having searched `nodes`.
+    pub fn emergency_expired(&self, nodes: u64) -> bool {
+        self.emergency.is_some_and(|limit| self.spent(nodes) >= limit)
     }
 
     /// Whether a new iteration should not start. `stability` counts the iterations the
     /// best move has stayed the same; `score_drop` is how much the score fell since the last
     /// iteration (centipawns). The next iteration takes about as long as all before it, so
     /// one is started only while under half the (scaled) soft limit.
-    pub fn soft_expired(&self, stability: u32, score_drop: i32) -> bool {
+    pub fn soft_expired(&self, stability: u32, score_drop: i32, nodes: u64) -> bool {
         let Some(soft) = self.soft else {
             return false;
         };
@@ -138,7 +185,7 @@ impl TimeManager {
         if score_drop > 30 {
             scale *= 1.3;
         }
-        self.elapsed().as_secs_f64() >= soft.as_secs_f64() * scale * 0.5
+        self.spent(nodes).as_secs_f64() >= soft.as_secs_f64() * scale * 0.5
     }
 }
 
@@ -173,24 +220,52 @@ mod tests {
                 "{time}+{inc}: {hard}"
             );
             assert!(tm.soft.expect("timed") <= tm.hard.expect("timed"));
+            assert!(tm.hard.expect("timed") <= tm.emergency.expect("timed"));
+            let emergency = tm.emergency.expect("timed").as_millis() as u64;
+            assert!(emergency <= time.saturating_sub(30).max(1), "{time}+{inc}: {emergency}");
         }
     }
 
     #[test]
-    fn movetime_is_the_hard_limit_less_the_overhead() {
+    fn movetime_is_spent_whole() {
         let limits = Limits {
             movetime: Some(1000),
             ..Limits::default()
         };
         let tm = TimeManager::new(&limits, Color::Black, 30);
-        assert_eq!(tm.hard, Some(Duration::from_millis(970)));
+        assert_eq!(tm.hard, Some(Duration::from_millis(1000)));
         assert_eq!(tm.soft, None);
     }
 
     #[test]
     fn untimed_searches_have_no_limits() {
         let tm = TimeManager::new(&Limits::depth(5), Color::White, 30);
-        assert!(!tm.hard_expired() && !tm.soft_expired(0, 0));
+        assert!(!tm.hard_expired(u64::MAX) && !tm.soft_expired(0, 0, u64::MAX));
+    }
+
+    #[test]
+    fn a_clock_for_the_other_side_only_leaves_almost_no_time() {
+        let limits = Limits {
+            btime: Some(5000),
+            ..Limits::default()
+        };
+        let tm = TimeManager::new(&limits, Color::White, 30);
+        assert_eq!(tm.hard, Some(Duration::from_millis(1)));
+    }
+
+    #[test]
+    fn nodestime_counts_nodes_as_milliseconds() {
+        let limits = Limits {
+            movetime: Some(100),
+            ..Limits::default()
+        };
+        let mut tm = TimeManager::new(&limits, Color::White, 30);
+        tm.count_in_nodes(1000);
+        assert!(!tm.hard_expired(99_999));
+        assert!(tm.hard_expired(100_000));
+        tm.restart(50_000);
+        assert!(!tm.hard_expired(149_999));
+        assert!(tm.hard_expired(150_000));
     }
 
     #[test]
