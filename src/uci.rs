@@ -316,7 +316,11 @@ impl Uci {
                         let text = format!(
                             "SyzygyPath: no such directory: {}{}",
                             missing.join(", "),
-                            if present.is_empty() { "" } else { "; using the others" }
+                            if present.is_empty() {
+                                ""
+                            } else {
+                                "; using the others"
+                            }
                         );
                         say(&format!("info string {text}"));
                         complain(&text);
@@ -431,7 +435,9 @@ impl Uci {
             return;
         }
         if let Some(reason) = &self.position_refused {
-            say(&format!("info string error: no position to search ({reason})"));
+            say(&format!(
+                "info string error: no position to search ({reason})"
+            ));
             say("bestmove 0000");
             return;
         }
@@ -560,16 +566,18 @@ fn parse_go(args: &[&str], board: &Board, chess960: bool) -> (Limits, Vec<Move>)
     let mut limits = Limits::default();
     let mut search_moves = Vec::new();
     let mut i = 0;
+    // A value that cannot be read counts as 0 (the least: a move at once, after the first
+    // iteration): searching without the limit the client asked for could go on forever.
     let number = |i: usize| -> Option<i64> {
-        let text = args.get(i + 1)?;
+        let text = args.get(i + 1).copied().unwrap_or("");
         let parsed = lenient_number(text);
         if parsed.is_none() {
             complain(&format!(
-                "go {}: expected a number, got {text:?}; ignored",
+                "go {}: expected a number, got {text:?}; taken as 0",
                 args[i]
             ));
         }
-        parsed
+        Some(parsed.unwrap_or(0))
     };
     let millis = |n: i64| n.max(0) as u64;
     let mut legal = MoveList::new();

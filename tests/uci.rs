@@ -34,8 +34,13 @@ fn reader(stream: impl std::io::Read + Send + 'static) -> Receiver<String> {
 
 impl Engine {
     fn start(args: &[&str]) -> Engine {
+        Engine::start_with_env(args, &[])
+    }
+
+    fn start_with_env(args: &[&str], env: &[(&str, &str)]) -> Engine {
         let mut child = Command::new(env!("CARGO_BIN_EXE_pawnstorm"))
             .args(args)
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -220,8 +225,16 @@ fn go_mate_reports_the_mate() {
 /// (it answers `isready`, and no `bestmove` comes) until `release` is sent, then that the
 /// move it gives is legal.
 fn search_waits_for(go: &str, moves: &[&str], release: &str) {
+    let position = format!("position startpos moves {}", moves.join(" "));
+    let lines = waits_for(&position, go, release);
+    assert!(legal(None, moves).contains(&bestmove(&lines)));
+}
+
+/// After `position` and `go`, no `bestmove` comes (the engine answers `isready`) until
+/// `release` is sent; the lines from then to `bestmove`.
+fn waits_for(position: &str, go: &str, release: &str) -> Vec<String> {
     let mut engine = Engine::start(&[]);
-    engine.send(&format!("position startpos moves {}", moves.join(" ")));
+    engine.send(position);
     engine.send(go);
     std::thread::sleep(Duration::from_millis(300));
     engine.send("isready");
@@ -232,8 +245,8 @@ fn search_waits_for(go: &str, moves: &[&str], release: &str) {
     );
     engine.send(release);
     let lines = engine.until("bestmove");
-    assert!(legal(None, moves).contains(&bestmove(&lines)));
     engine.quit();
+    lines
 }
 
 #[test]
@@ -575,4 +588,238 @@ fn end_of_input_ends_the_loop() {
     drop(engine.stdin);
     let status = engine.child.wait().expect("exits");
     assert!(status.success());
+}
+
+/// Crowded positions where every capture is answered: the first iteration alone needs
+/// about 1.15M nodes (half a second) in the first and 4.5M in the second, far more than a
+/// 50 ms clock allows. In the second the move generated first (a1b1) loses a queen.
+const CROWDED: &str = "k7/1q1q1q1q/q1q1q1q1/1Q1Q1Q1Q/Q1Q1Q1Q1/8/8/7K w - - 0 1";
+const CROWDED_SLOWER: &str = "7k/1q1q1q1q/q1q1q1q1/1Q1Q1Q1Q/Q1Q1Q1Q1/8/8/K7 w - - 0 1";
+
+/// The score the engine's own depth-`depth` search gives `mv` (`searchmoves`).
+fn score_of(engine: &mut Engine, fen: &str, mv: &str, depth: u32) -> i32 {
+    engine.send("ucinewgame");
+    engine.send(&format!("position fen {fen}"));
+    engine.send(&format!("go depth {depth} searchmoves {mv}"));
+    let lines = engine.until("bestmove");
+    let info = lines
+        .iter()
+        .rev()
+        .find(|l| l.starts_with("info depth"))
+        .expect("info");
+    field(info, "cp").parse().expect("a cp score")
+}
+
+/// With almost no time the engine still plays a move that is not thrown away: one from a
+/// finished first iteration, or, when not even that fits in the clock, the best capture by
+/// exchange, never simply the first move it happened to search.
+#[test]
+fn a_short_clock_never_plays_an_unsearched_blunder() {
+    let mut engine = Engine::start(&[]);
+    engine.send(&format!("position fen {CROWDED_SLOWER}"));
+    engine.send("go wtime 50 btime 50");
+    let lines = engine.until("bestmove");
+    let played = bestmove(&lines);
+    assert!(
+        legal(Some(CROWDED_SLOWER), &[]).contains(&played),
+        "{lines:?}"
+    );
+    // The fallback is a safe capture, not the best move (f5g6, +10 pawns): it must not
+    // lose material by the engine's own first iteration.
+    let played_score = score_of(&mut engine, CROWDED_SLOWER, &played, 1);
+    assert!(played_score >= -200, "played {played} ({played_score} cp)");
+    // With a clock that holds the first iteration, its move is played, and said first.
+    engine.send(&format!("position fen {CROWDED}"));
+    engine.send("go wtime 5000 btime 5000");
+    let lines = engine.until("bestmove");
+    let info = lines
+        .iter()
+        .rev()
+        .find(|l| l.starts_with("info depth"))
+        .unwrap_or_else(|| panic!("no info line: {lines:?}"));
+    assert_eq!(field(info, "pv"), bestmove(&lines), "{lines:?}");
+    engine.quit();
+}
+
+/// `go movetime` is spent whole (Move Overhead is a reserve for a clock, and a fixed time
+/// has none to keep); the lower bound holds however loaded the machine.
+#[test]
+fn movetime_is_spent_whole() {
+    let mut engine = Engine::start(&[]);
+    engine.send("setoption name Move Overhead value 50");
+    let spent = time_to_move(&mut engine, "go movetime 200");
+    assert!(spent >= 195, "{spent} ms of a 200 ms movetime");
+    engine.quit();
+}
+
+/// Numbers as sloppy clients write them still get an answer: a fraction is dropped, an
+/// overlong number held at the largest, a word that is no number skipped (with a
+/// complaint), and never silence.
+#[test]
+fn go_with_odd_numbers_always_answers() {
+    let mut engine = Engine::start(&[]);
+    let moves = legal(None, &["e2e4", "e7e5", "g1f3"]);
+    for go in [
+        "go movetime 100.0",
+        "go wtime 1000.5 btime 1000.5 winc 10.25 binc 10.25",
+        "go movetime abc",
+        "go depth 3.0",
+        "go nodes 5000.9",
+        "go wtime -100 btime 1000",
+        "go movetime",
+    ] {
+        let started = Instant::now();
+        let spent = time_to_move(&mut engine, go);
+        assert!(spent < 20_000, "{go}: {spent} ms");
+        assert!(started.elapsed() < PATIENCE);
+    }
+    // An overlong clock is a very long one: the search runs until stopped.
+    engine.send("position startpos");
+    engine.send("go wtime 99999999999999999999999 btime 99999999999999999999999");
+    std::thread::sleep(Duration::from_millis(200));
+    engine.send("stop");
+    let lines = engine.until("bestmove");
+    assert!(legal(None, &[]).contains(&bestmove(&lines)));
+    let errors = engine.stderr();
+    assert!(
+        errors
+            .iter()
+            .any(|l| l.contains("go movetime") && l.contains("\"abc\"")),
+        "{errors:?}"
+    );
+    assert!(!moves.is_empty());
+    engine.quit();
+}
+
+/// White to move with only Black's clock given: White's clock is empty, so the move comes
+/// at once (as Stockfish moves), not after an endless search.
+#[test]
+fn a_clock_for_the_other_side_only_moves_at_once() {
+    let mut engine = Engine::start(&[]);
+    engine.send("position startpos");
+    engine.send("go btime 5000");
+    let lines = engine.until("bestmove");
+    assert!(legal(None, &[]).contains(&bestmove(&lines)), "{lines:?}");
+    assert!(
+        lines.iter().any(|l| l.starts_with("info depth 1 ")),
+        "the first iteration is finished: {lines:?}"
+    );
+    engine.quit();
+}
+
+/// `go infinite` and `go ponder` on a mate or a stalemate wait for `stop` or `ponderhit`
+/// like any other search, then answer `bestmove 0000`.
+#[test]
+fn infinite_and_ponder_wait_even_without_moves() {
+    let mate = "position fen R5k1/5ppp/8/8/8/8/5PPP/6K1 b - - 0 1";
+    let stalemate = "position fen 7k/5Q2/6K1/8/8/8/8/8 b - - 0 1";
+    for (position, go, release) in [
+        (mate, "go infinite", "stop"),
+        (stalemate, "go infinite", "stop"),
+        (mate, "go ponder wtime 1000 btime 1000", "ponderhit"),
+        (stalemate, "go ponder wtime 1000 btime 1000", "ponderhit"),
+    ] {
+        let lines = waits_for(position, go, release);
+        assert_eq!(lines.last().map(String::as_str), Some("bestmove 0000"));
+    }
+}
+
+/// A stalemate is a draw by the rules: its WDL is certain, not the model's guess at 0 cp.
+#[test]
+fn a_stalemate_reports_a_certain_draw() {
+    let mut engine = Engine::start(&[]);
+    engine.send("setoption name UCI_ShowWDL value true");
+    engine.send("position fen 7k/5Q2/6K1/8/8/8/8/8 b - - 0 1");
+    engine.send("go depth 3");
+    let lines = engine.until("bestmove");
+    let info = lines
+        .iter()
+        .find(|l| l.starts_with("info depth"))
+        .expect("info");
+    assert!(info.contains("score cp 0 wdl 0 1000 0"), "{info}");
+    engine.quit();
+}
+
+/// A `position` the engine cannot read leaves no position to search: `go` says why and
+/// answers `bestmove 0000` instead of searching the position before it; a good `position`
+/// then works as before.
+#[test]
+fn a_bad_position_is_not_searched_as_the_previous_one() {
+    let mut engine = Engine::start(&[]);
+    engine.send("position startpos moves e2e4");
+    engine.send("position fen 8/8/8/8/8/8/8/8 w - - 0 1");
+    let said = engine.until("info string error");
+    assert!(said.last().unwrap().contains("bad FEN"), "{said:?}");
+    engine.send("go depth 3");
+    let lines = engine.until("bestmove");
+    assert_eq!(lines.last().map(String::as_str), Some("bestmove 0000"));
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("info string error: no position")),
+        "{lines:?}"
+    );
+    engine.send("position startpos moves e2e4");
+    engine.send("go depth 3");
+    let lines = engine.until("bestmove");
+    assert!(legal(None, &["e2e4"]).contains(&bestmove(&lines)));
+    engine.quit();
+}
+
+/// One missing directory in SyzygyPath costs only itself: the tables in the others are
+/// used, and an `info string` names the missing one.
+#[test]
+fn syzygy_path_uses_the_directories_that_exist() {
+    let mut engine = Engine::start(&[]);
+    let missing = "/nonexistent/pawnstorm-tables";
+    engine.send(&format!(
+        "setoption name SyzygyPath value {missing}:{}",
+        fixture("syzygy")
+    ));
+    let said = engine.until("info string Syzygy");
+    assert!(
+        said.iter()
+            .any(|l| l.starts_with("info string") && l.contains(missing)),
+        "{said:?}"
+    );
+    engine.send("position fen 8/8/8/4k3/8/8/8/KR6 w - - 0 1");
+    engine.send("go depth 4");
+    let lines = engine.until("bestmove");
+    let info = lines
+        .iter()
+        .rev()
+        .find(|l| l.starts_with("info depth"))
+        .expect("info");
+    assert_ne!(field(info, "tbhits"), "0", "{info}");
+    engine.quit();
+}
+
+/// A helper thread that fails is said to have failed (an `info string error` and a line on
+/// standard error), and the main thread's move still comes.
+#[test]
+fn a_failing_helper_thread_is_reported_not_dropped() {
+    let mut engine = Engine::start_with_env(&[], &[("PAWNSTORM_TEST_HELPERS_PANIC_AFTER", "1")]);
+    engine.send("setoption name Threads value 3");
+    engine.send("position startpos");
+    engine.send("go depth 8");
+    let lines = engine.until("bestmove");
+    assert!(legal(None, &[]).contains(&bestmove(&lines)), "{lines:?}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("info string error: search thread") && l.contains("panicked")),
+        "{lines:?}"
+    );
+    assert!(
+        engine
+            .stderr()
+            .iter()
+            .any(|l| l.starts_with("error: search thread")),
+        "the failure on standard error too"
+    );
+    // The engine goes on: the next search is a normal one.
+    engine.send("go depth 3");
+    let lines = engine.until("bestmove");
+    assert!(legal(None, &[]).contains(&bestmove(&lines)));
+    engine.quit();
 }

@@ -358,9 +358,10 @@ impl Engine {
                             .or_else(|| panic.downcast_ref::<String>().cloned())
                             .unwrap_or_else(|| "a panic without a message".to_string());
                         result.threads.push(ThreadReport::default());
-                        result
-                            .helper_failure
-                            .get_or_insert(format!("search thread {} panicked: {message}", index + 1));
+                        result.helper_failure.get_or_insert(format!(
+                            "search thread {} panicked: {message}",
+                            index + 1
+                        ));
                     }
                 }
             }

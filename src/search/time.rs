@@ -108,7 +108,11 @@ impl TimeManager {
                     let soft = ((remaining - reserve) / moves as f64 + inc * INCREMENT_SHARE)
                         .min(remaining * clock_share);
                     let hard = (soft * HARD_PER_SOFT).min(remaining * clock_share);
-                    (soft.max(1.0), hard.max(1.0), (remaining * EMERGENCY_CLOCK_SHARE).max(1.0))
+                    (
+                        soft.max(1.0),
+                        hard.max(1.0),
+                        (remaining * EMERGENCY_CLOCK_SHARE).max(1.0),
+                    )
                 }
             }
         };
@@ -170,7 +174,8 @@ impl TimeManager {
 
     /// Whether even an unfinished first iteration must stop, having searched `nodes`.
     pub fn emergency_expired(&self, nodes: u64) -> bool {
-        self.emergency.is_some_and(|limit| self.spent(nodes) >= limit)
+        self.emergency
+            .is_some_and(|limit| self.spent(nodes) >= limit)
     }
 
     /// Whether a new iteration should not start. `stability` counts the iterations the
@@ -222,7 +227,10 @@ mod tests {
             assert!(tm.soft.expect("timed") <= tm.hard.expect("timed"));
             assert!(tm.hard.expect("timed") <= tm.emergency.expect("timed"));
             let emergency = tm.emergency.expect("timed").as_millis() as u64;
-            assert!(emergency <= time.saturating_sub(30).max(1), "{time}+{inc}: {emergency}");
+            assert!(
+                emergency <= time.saturating_sub(30).max(1),
+                "{time}+{inc}: {emergency}"
+            );
         }
     }
 
