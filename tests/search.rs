@@ -576,3 +576,134 @@ fn verified_null_moves_avoid_the_zugzwang_losses() {
         "avoided {avoided} < {NULL_MOVE_AVOIDED_FLOOR}; played the am move: {fell:?}"
     );
 }
+
+/// Lazy SMP's helpers search: each thread reports its own nodes and finished depth, and
+/// every helper has searched and finished at least one iteration by the time the main
+/// thread is done (a helper that returned at once would report none).
+#[test]
+fn every_helper_thread_searches() {
+    let root = board("r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1");
+    for threads in [2, 4] {
+        let mut engine = Engine::new(16);
+        engine.set_threads(threads);
+        let (result, _) = search(&mut engine, &root, &Limits::depth(11));
+        assert!(
+            result.helper_failure.is_none(),
+            "{:?}",
+            result.helper_failure
+        );
+        assert_eq!(result.threads.len(), threads, "{:?}", result.threads);
+        assert_eq!(result.threads[0].depth, 11);
+        for (index, thread) in result.threads.iter().enumerate() {
+            assert!(
+                thread.nodes > 0 && thread.depth >= 1,
+                "{threads} threads: thread {index} did nothing: {:?}",
+                result.threads
+            );
+        }
+    }
+}
+
+/// What the helpers do helps: the main thread reaches a fixed depth in fewer of its own
+/// nodes when helpers fill the shared table beside it (Lazy SMP's whole point), summed over
+/// 24 WAC positions. With helpers that search nothing the counts would be equal.
+#[test]
+fn helpers_shorten_the_main_threads_way_to_a_depth() {
+    let suite = read_suite(&read_fixture("epd/wac.epd")).positions;
+    let depth = 11;
+    let main_nodes = |threads: usize| -> u64 {
+        let mut engine = Engine::new(16);
+        engine.set_threads(threads);
+        suite
+            .iter()
+            .take(24)
+            .map(|position| {
+                engine.clear();
+                let (result, _) = search(&mut engine, &position.board, &Limits::depth(depth));
+                result.threads[0].nodes
+            })
+            .sum()
+    };
+    let alone = main_nodes(1);
+    let helped = main_nodes(4);
+    assert!(
+        helped * 10 < alone * 9,
+        "main thread's nodes to depth {depth}: {helped} with 3 helpers, {alone} alone"
+    );
+}
+
+/// A helper that panics does not vanish: the search says so (`helper_failure`, which the
+/// UCI loop prints as an error) and the main thread's move still stands.
+#[test]
+fn a_helper_panic_reaches_the_caller() {
+    let root = board("r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1");
+    let mut engine = Engine::new(16);
+    engine.set_threads(3);
+    engine.options.helpers_panic_after = Some(1);
+    let (result, _) = search(&mut engine, &root, &Limits::depth(6));
+    let failure = result
+        .helper_failure
+        .expect("the helpers' panics are reported");
+    assert!(failure.contains("panicked"), "{failure}");
+    assert!(result.best.is_some());
+    assert_eq!(result.threads.len(), 3);
+    assert_eq!(result.threads[0].depth, 6);
+}
+
+/// The clock, counted in nodes (`nodestime`), so that the budgets are checked exactly on any
+/// machine under any load: the main thread's nodes stay within what the clock allows less
+/// `Move Overhead` (plus the 1,024 nodes between two looks at the clock), and a search with
+/// time to spare does not move at once. Black to move after 1. e4 e5 2. Nf3.
+#[test]
+fn timed_searches_keep_to_the_clock_counted_in_nodes() {
+    let per_ms = 1000;
+    let root = {
+        let mut b = Board::startpos();
+        for text in ["e2e4", "e7e5", "g1f3"] {
+            b = b.play(uci_move(&b, text));
+        }
+        b
+    };
+    let clock = |w: u64, b: u64, winc: u64, binc: u64, movestogo: Option<u64>| Limits {
+        wtime: Some(w),
+        btime: Some(b),
+        winc: Some(winc),
+        binc: Some(binc),
+        movestogo,
+        ..Limits::default()
+    };
+    // (limits, the most the clock allows less the 30 ms overhead, the least to spend), ms.
+    let cases = [
+        (clock(1000, 1000, 0, 0, None), 970, 5),
+        (clock(100, 100, 0, 0, None), 70, 0),
+        (clock(1000, 1000, 0, 0, Some(1)), 970, 100),
+        (clock(10_000, 10_000, 0, 0, Some(40)), 9970, 20),
+        (clock(1000, 1000, 1000, 1000, None), 970, 100),
+        // The increment comes after the move: 60 ms left is all there is.
+        (clock(60_000, 60, 1000, 1000, None), 30, 0),
+        (clock(3000, 3000, 50, 50, None), 2970, 10),
+        (
+            Limits {
+                movetime: Some(100),
+                ..Limits::default()
+            },
+            100,
+            99,
+        ),
+    ];
+    for (limits, most, least) in cases {
+        let mut engine = Engine::new(16);
+        engine.options.nodes_per_ms = per_ms;
+        let (result, _) = search(&mut engine, &root, &limits);
+        let spent = result.threads[0].nodes;
+        assert!(
+            spent <= most * per_ms + 1024,
+            "{limits:?}: {spent} nodes for {most} ms"
+        );
+        assert!(
+            spent >= least * per_ms,
+            "{limits:?}: {spent} nodes, moved at once"
+        );
+        assert!(result.depth >= 1, "{limits:?}");
+    }
+}
