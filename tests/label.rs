@@ -41,6 +41,21 @@ fn records(path: &Path) -> Vec<Record> {
     db.records(0..db.len()).map(Result::unwrap).collect()
 }
 
+/// User and system CPU seconds a process has used so far (Linux's /proc).
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the command's name (which is in parentheses and may hold spaces): utime
+    // and stime are the 14th and 15th of the line, the 12th and 13th after the name.
+    let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    let ticks: f64 = fields.get(11..13).map_or(0.0, |f| {
+        f.iter().filter_map(|t| t.parse::<f64>().ok()).sum()
+    });
+    // SAFETY: sysconf has no memory effects.
+    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    ticks / per_second
+}
+
 fn path_text(path: &Path) -> &str {
     path.to_str().unwrap()
 }
@@ -388,7 +403,17 @@ fn interrupted_runs_keep_a_prefix_and_resume_to_the_same_db() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
+    // Interrupted once it has worked a while by its own CPU time (about a sixth of the whole
+    // run's), not by the wall clock: on a loaded machine a fixed sleep could come before any
+    // position was labelled, and the prefix would go unchecked.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while cpu_seconds(child.id()) < 1.0 {
+        assert!(
+            Instant::now() < deadline,
+            "the labeller did not get to work"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
     // SIGINT, as Ctrl-C sends it.
     let status = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
@@ -411,12 +436,11 @@ fn interrupted_runs_keep_a_prefix_and_resume_to_the_same_db() {
         done < total,
         "the run was not interrupted ({done} of {total}): slow it down"
     );
-    if done > 0 {
-        assert!(
-            stderr.contains(&format!("the first {done} of {total} positions")),
-            "{stderr}"
-        );
-    }
+    assert!(done > 0, "a second of CPU labelled nothing: {stderr}");
+    assert!(
+        stderr.contains(&format!("the first {done} of {total} positions")),
+        "{stderr}"
+    );
 
     let resumed = ok(&[&args[..], &["--resume"]].concat());
     assert!(

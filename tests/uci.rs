@@ -263,7 +263,9 @@ fn threads_search_until_stop_and_stop_at_once() {
     for _ in 0..5 {
         engine.send("position startpos");
         engine.send("go infinite");
-        std::thread::sleep(Duration::from_millis(200));
+        // A second in, an iteration takes about as long again: an engine that finished it
+        // before answering `stop` would wait about half a second on average.
+        std::thread::sleep(Duration::from_millis(1000));
         let asked = Instant::now();
         engine.send("stop");
         let lines = engine.until("bestmove");
@@ -281,9 +283,11 @@ fn threads_search_until_stop_and_stop_at_once() {
         assert!(depths.windows(2).all(|w| w[0] <= w[1]), "{lines:?}");
     }
     waits.sort();
-    // The bound on the median (pipes and a loaded machine add to the others).
-    assert!(waits[2] < Duration::from_millis(50), "{waits:?}");
-    assert!(waits[4] < Duration::from_millis(1000), "{waits:?}");
+    // The threads look at the flag every 1,024 nodes (under a millisecond); the bounds
+    // leave room for pipes and for a loaded machine's waits for a core, and stay well under
+    // what finishing the iteration would take.
+    assert!(waits[2] < Duration::from_millis(250), "{waits:?}");
+    assert!(waits[4] < Duration::from_millis(2000), "{waits:?}");
     engine.quit();
 }
 
@@ -334,10 +338,11 @@ fn time_to_move(engine: &mut Engine, go: &str) -> u128 {
     spent
 }
 
-/// The clock: `bestmove` comes before the clock allows less `Move Overhead` (30 ms by
-/// default; the time measured here includes the pipes and, on a loaded machine, waits for
-/// a core, so the bound is what the clock allows, not a speed), and not at once when time
-/// is plenty. Black is to move.
+/// The clock through the pipes, as a client sees it: `bestmove` comes within what the clock
+/// allows less `Move Overhead` (30 ms by default) plus 200 ms for the pipes and for waiting
+/// for a core on a loaded machine, and not at once when time is plenty. Black is to move.
+/// The exact budgets are checked without the machine's load in `tests/search.rs`
+/// (`timed_searches_keep_to_the_clock_counted_in_nodes`, time counted in nodes).
 #[test]
 fn moves_come_within_the_clock() {
     let mut engine = Engine::start(&[]);
@@ -364,8 +369,8 @@ fn moves_come_within_the_clock() {
             60 - overhead,
             0,
         ),
-        // movetime is the engine's to spend whole (no clock falls); room for pipes and load.
-        ("go movetime 100", 100 + 100, 50),
+        // movetime is the engine's to spend whole (no clock falls).
+        ("go movetime 100", 100, 99),
         (
             "go wtime 3000 btime 3000 winc 50 binc 50",
             3000 - overhead,
@@ -374,7 +379,7 @@ fn moves_come_within_the_clock() {
     ];
     for (go, most, least) in cases {
         let spent = time_to_move(&mut engine, go);
-        assert!(spent <= most, "{go}: {spent} ms > {most} ms");
+        assert!(spent <= most + 200, "{go}: {spent} ms > {most} + 200 ms");
         assert!(spent >= least, "{go}: {spent} ms: moved at once");
     }
     engine.quit();
