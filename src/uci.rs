@@ -266,12 +266,13 @@ impl Uci {
                     if engine.resize_hash(mb as usize) {
                         *hash_mb = mb as usize;
                     } else {
-                        let machine = crate::search::tt::physical_memory()
-                            .map(|b| format!(" (the machine has {} MiB)", b >> 20))
+                        let machine = crate::search::tt::available_memory()
+                            .map(|b| format!(" (this process may use {} MiB)", b >> 20))
                             .unwrap_or_default();
-                        complain(&format!(
-                            "Hash: {mb} MiB cannot be allocated{machine}; 1 MiB in use"
-                        ));
+                        let text =
+                            format!("Hash: {mb} MiB cannot be allocated{machine}; 1 MiB in use");
+                        say(&format!("info string {text}"));
+                        complain(&text);
                         *hash_mb = 1;
                     }
                 }

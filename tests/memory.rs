@@ -53,7 +53,7 @@ fn peak_anon_kib(args: &[&str], dir: &Path) -> u64 {
 #[test]
 fn anonymous_memory_does_not_grow_with_the_input() {
     if !Path::new("/proc/self/status").exists() {
-        eprintln!("SKIPPED: no /proc to sample memory from");
+        common::skip("no /proc to sample memory from");
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -9,10 +9,15 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
+def under_ci() -> bool:
+    """Whether this is a CI run (`CI` set, as every CI service sets it): nothing may skip."""
+    return os.environ.get("CI", "") not in ("", "0", "false")
+
+
 def required(module: str):
     """`module` imported; skipped (with the reason shown) where it is missing, except where
-    PAWNSTORM_REQUIRE_PYTHON is set (scripts/test, CI): there a missing module fails."""
-    if os.environ.get("PAWNSTORM_REQUIRE_PYTHON"):
+    PAWNSTORM_REQUIRE_PYTHON is set (scripts/test) or under CI: there a missing module fails."""
+    if os.environ.get("PAWNSTORM_REQUIRE_PYTHON") or under_ci():
         return __import__(module)
     return pytest.importorskip(module, reason=f"{module} is not installed (scripts/test installs it)")
 
@@ -55,3 +60,14 @@ def cli(pawnstorm_bin):
         return done
 
     return run
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Under CI a skip is a failure, whatever skipped it (a missing module, Chromium, a
+    `pytest.skip` in a test): CI runs everything or says what it could not run."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped and under_ci() and not hasattr(report, "wasxfail"):
+        report.outcome = "failed"
+        report.longrepr = f"skipped under CI, which runs everything: {report.longrepr}"

@@ -125,6 +125,35 @@ pub fn physical_memory() -> Option<u64> {
     None
 }
 
+/// The memory this process may have, in bytes: the machine's physical memory, or less
+/// where the process's address-space limit (`ulimit -v`) or its cgroup's `memory.max` (a
+/// container's limit) says less.
+pub fn available_memory() -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    {
+        let mut limit = physical_memory();
+        let mut lower = |bytes: u64| limit = Some(limit.map_or(bytes, |l| l.min(bytes)));
+        let mut rlimit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes the struct it is given and nothing else.
+        if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut rlimit) } == 0
+            && rlimit.rlim_cur != libc::RLIM_INFINITY
+        {
+            lower(rlimit.rlim_cur);
+        }
+        if let Ok(max) = std::fs::read_to_string("/sys/fs/cgroup/memory.max")
+            && let Ok(bytes) = max.trim().parse::<u64>()
+        {
+            lower(bytes);
+        }
+        limit
+    }
+    #[cfg(not(target_os = "linux"))]
+    physical_memory()
+}
+
 impl TranspositionTable {
     /// A table of at most `megabytes` MiB (at least one bucket).
     pub fn new(megabytes: usize) -> TranspositionTable {
@@ -139,7 +168,7 @@ impl TranspositionTable {
         // More than the machine's memory is refused before anything is allocated: with
         // overcommit the allocation could succeed and the zeroing below would then touch
         // it all (or the searches fault it in later) until the system kills the engine.
-        if physical_memory().is_some_and(|total| bytes as u64 > total) {
+        if available_memory().is_some_and(|total| bytes as u64 > total) {
             return None;
         }
         let count = (bytes / size_of::<Bucket>()).max(1);

@@ -31,11 +31,37 @@ pub fn python_with_numpy() -> Option<String> {
         std::env::var_os("PAWNSTORM_REQUIRE_PYTHON").is_none(),
         "{python} has no numpy, and PAWNSTORM_REQUIRE_PYTHON says these tests must run"
     );
-    eprintln!(
-        "SKIPPED: {python} has no numpy; run scripts/test (it makes target/python-venv and \
-         sets PAWNSTORM_PYTHON) or point PAWNSTORM_PYTHON at a Python with numpy"
-    );
+    skip(&format!(
+        "{python} has no numpy; run scripts/test (it makes target/python-venv and sets \
+         PAWNSTORM_PYTHON) or point PAWNSTORM_PYTHON at a Python with numpy"
+    ));
     None
+}
+
+/// Says that the calling test skips the rest of its work, and why: a line on standard
+/// error and one in `target/skipped-tests.txt`, which `scripts/test` lists at the end (cargo
+/// shows a passing test's output only with `--nocapture`). Under CI (`CI` set, as every CI
+/// service sets it) nothing may skip: this panics instead.
+pub fn skip(reason: &str) {
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("a test")
+        .to_string();
+    let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
+    assert!(
+        !ci,
+        "{test}: would skip under CI, which runs everything: {reason}"
+    );
+    eprintln!("SKIPPED: {test}: {reason}");
+    let log = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/skipped-tests.txt");
+    if let Ok(mut file) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+    {
+        use std::io::Write;
+        let _ = writeln!(file, "{} {test}: {reason}", env!("CARGO_CRATE_NAME"));
+    }
 }
 
 /// A seeded xorshift* generator: the same positions on every run.
