@@ -10,8 +10,8 @@ use crate::board::{PieceType, Position};
 use crate::search::score::TB_WIN_BOUND;
 
 /// Coefficients of a(m) and b(m), highest power first (scripts/fit-wdl.py prints them).
-const A: [f64; 4] = [117.253, 20.611, -414.130, 348.610];
-const B: [f64; 4] = [102.971, -86.834, -53.704, 134.147];
+const A: [f64; 4] = [119.492, 24.614, -410.378, 354.154];
+const B: [f64; 4] = [108.187, -83.711, -52.355, 131.569];
 const MATERIAL_MIN: u32 = 17;
 const MATERIAL_MAX: u32 = 78;
 const MATERIAL_SCALE: f64 = 58.0;
