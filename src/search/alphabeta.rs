@@ -1,17 +1,21 @@
-//! The search proper: iterative deepening, the principal-variation alpha-beta and the
-//! quiescence search. Each pruning rule is a few lines with its limits named below.
+//! The search proper: the principal-variation alpha-beta and the quiescence search (the
+//! iterative deepening around them is `deepening.rs`). Each pruning rule is a few lines
+//! with its limits named below.
+
+mod deepening;
+mod extensions;
+
+use extensions::{Singular, SingularOutcome};
 
 use std::sync::LazyLock;
 use std::sync::atomic::Ordering;
 
 use super::ordering::{Heuristics, Picker, is_bad_tactical, is_tactical};
-use super::score::{DRAW, INFINITY, MATE_BOUND, MAX_PLY, TB_WIN, TB_WIN_BOUND, mate_in, mated_in};
+use super::score::{DRAW, INFINITY, MAX_PLY, TB_WIN, TB_WIN_BOUND, mate_in, mated_in};
 use super::see::{SEE_VALUES, captured, kind_at, see};
 use super::tb::{Outcome, Syzygy};
 use super::tt::{Bound, TranspositionTable};
-use super::{
-    Control, Info, Limits, Options, RootMove, SearchResult, Shared, ThreadReport, TimeManager,
-};
+use super::{Control, Options, RootMove, Shared, TimeManager};
 use crate::board::PieceType;
 use crate::eval::Evaluator;
 use crate::movegen::{Board, Move, MoveList, captures, count_legal_moves, legal_moves};
@@ -42,13 +46,6 @@ const LMR_DEPTH: i32 = 3;
 const LMR_MOVES: usize = 2;
 /// Quiescence delta pruning: a capture that cannot bring the eval this near alpha.
 const DELTA_MARGIN: i32 = 200;
-/// Singular extensions from this depth, when the table's entry for the hash move is at
-/// most this many plies shallower and a lower bound (or exact). A hash move this far
-/// below the singular margin is extended twice, at most DOUBLE_LIMIT times on a path.
-const SE_DEPTH: i32 = 8;
-const SE_TT_DEPTH_SLACK: i32 = 3;
-const SE_DOUBLE_MARGIN: i32 = 25;
-const SE_DOUBLE_LIMIT: u8 = 6;
 /// Aspiration window half-width from this depth.
 const ASPIRATION_DEPTH: i32 = 5;
 const ASPIRATION_WINDOW: i32 = 20;
@@ -178,228 +175,6 @@ impl<'a> Search<'a> {
         self.shared.nodes.load(Ordering::Relaxed) + self.nodes % CHECK_INTERVAL
     }
 
-    /// Iterative deepening to the limits; reports every finished iteration.
-    pub fn iterate(
-        &mut self,
-        root: &Board,
-        limits: &Limits,
-        report: &mut dyn FnMut(&Info),
-    ) -> SearchResult {
-        self.node_limit = limits.nodes.unwrap_or(u64::MAX);
-        self.ponder = limits.ponder;
-        if self.root_moves.is_empty() {
-            let score = if root.in_check() { mated_in(0) } else { DRAW };
-            let mut info = self.info(0, 1, score, None, Vec::new());
-            info.proven_draw = !root.in_check();
-            report(&info);
-            self.wait_for_release(limits);
-            return SearchResult {
-                best: None,
-                ponder: None,
-                score,
-                depth: 0,
-                nodes: 0,
-                pv: Vec::new(),
-                threads: vec![ThreadReport::default()],
-                helper_failure: None,
-            };
-        }
-        let max_depth = limits
-            .depth
-            .unwrap_or(MAX_PLY as i32 - 8)
-            .clamp(1, MAX_PLY as i32 - 8);
-        // Helpers only fill the table: one line is enough for them.
-        let multipv = if self.is_main() {
-            self.options.multipv.clamp(1, self.root_moves.len())
-        } else {
-            1
-        };
-        let mut completed: Option<(RootMove, i32)> = None;
-        let mut stability = 0;
-        // Odd helpers start one ply deeper, so that two threads do not search the same
-        // iteration in step; the table's differing contents soon part them further.
-        let first_depth = (1 + (self.thread % 2) as i32).min(max_depth);
-        for depth in first_depth..=max_depth {
-            for rm in &mut self.root_moves {
-                rm.previous_score = rm.score;
-            }
-            for pv_index in 0..multipv {
-                self.pv_index = pv_index;
-                self.seldepth = 0;
-                self.aspiration(root, depth, report);
-                self.root_moves[..=pv_index].sort_by_key(|rm| -rm.score);
-                if self.stopped {
-                    break;
-                }
-            }
-            if self.stopped {
-                break;
-            }
-            if self.is_main() {
-                for i in 0..multipv {
-                    let rm = &self.root_moves[i];
-                    let info = self.info(depth, i + 1, rm.score, rm.bound, rm.pv.clone());
-                    report(&info);
-                }
-            }
-            let best = self.root_moves[0].clone();
-            if let Some((previous, _)) = &completed {
-                stability = if previous.mv == best.mv {
-                    stability + 1
-                } else {
-                    0
-                };
-            }
-            let score_drop = completed.as_ref().map_or(0, |(p, _)| p.score - best.score);
-            completed = Some((best.clone(), depth));
-            self.completed_depth = depth;
-            if limits
-                .mate
-                .is_some_and(|moves| super::mate_within(best.score, moves))
-            {
-                break;
-            }
-            if self.is_main()
-                && !self.untimed_now(limits)
-                && self
-                    .time
-                    .soft_expired(stability, score_drop, self.total_nodes())
-            {
-                break;
-            }
-        }
-        self.wait_for_release(limits);
-        let (best, depth) = completed.unwrap_or_else(|| (self.unsearched_choice(root), 0));
-        SearchResult {
-            best: Some(best.mv),
-            ponder: best.pv.get(1).copied(),
-            score: self.reported(best.score),
-            depth,
-            nodes: self.total_nodes(),
-            pv: best.pv,
-            threads: vec![ThreadReport {
-                nodes: self.nodes,
-                depth: self.completed_depth,
-            }],
-            helper_failure: None,
-        }
-    }
-
-    /// The move to play when not even the first iteration finished (`stop`, or `go nodes`
-    /// below what it needs): the table's move for the root, else the capture that wins the
-    /// most by exchange (none that loses), else the best of the moves searched so far.
-    fn unsearched_choice(&self, root: &Board) -> RootMove {
-        let hash_move = self.tt.probe(root.key(), 0).map(|hit| hit.mv);
-        let by_move = |mv: Move| self.root_moves.iter().find(|rm| rm.mv == mv).cloned();
-        if let Some(rm) = hash_move.and_then(by_move) {
-            return rm;
-        }
-        let position = root.position();
-        self.root_moves
-            .iter()
-            .filter(|rm| captured(position, rm.mv).is_some())
-            .map(|rm| (see(position, rm.mv), rm))
-            .filter(|(gain, _)| *gain >= 0)
-            .max_by_key(|(gain, _)| *gain)
-            .map(|(_, rm)| RootMove {
-                pv: vec![rm.mv],
-                ..rm.clone()
-            })
-            .unwrap_or_else(|| self.root_moves[0].clone())
-    }
-
-    /// `go infinite` and an unanswered ponder wait for `stop` (or `ponderhit`), even at a
-    /// root with nothing to search: a GUI that sent them expects no `bestmove` before.
-    fn wait_for_release(&self, limits: &Limits) {
-        while self.is_main()
-            && !self.control.stopped()
-            && (limits.infinite || self.control.pondering.load(Ordering::Relaxed))
-        {
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
-    }
-
-    /// A root score as reported: the tables' result replaces an evaluation at a root they
-    /// cover (as Stockfish reports a tablebase win), a mate stays.
-    fn reported(&self, score: i32) -> i32 {
-        match self.root_outcome {
-            Some(_) if score.abs() >= MATE_BOUND => score,
-            Some(Outcome::Win) => TB_WIN - 1,
-            Some(Outcome::Loss) => -TB_WIN + 1,
-            Some(Outcome::Draw) => DRAW,
-            None => score,
-        }
-    }
-
-    /// Whether time does not bound the search right now (infinite, or still pondering).
-    fn untimed_now(&self, limits: &Limits) -> bool {
-        limits.infinite || self.control.pondering.load(Ordering::Relaxed)
-    }
-
-    fn info(
-        &self,
-        depth: i32,
-        multipv: usize,
-        score: i32,
-        bound: Option<bool>,
-        pv: Vec<Move>,
-    ) -> Info {
-        Info {
-            depth,
-            seldepth: self.seldepth.max(depth.max(0) as usize),
-            multipv,
-            score: self.reported(score),
-            bound,
-            nodes: self.total_nodes(),
-            millis: self.time.elapsed().as_millis() as u64,
-            hashfull: self.tt.hashfull(),
-            tbhits: self.tbhits,
-            proven_draw: matches!(self.root_outcome, Some(Outcome::Draw))
-                && score.abs() < MATE_BOUND,
-            pv,
-        }
-    }
-
-    /// One root search at `depth` for the current PV line, in a window around the last
-    /// score that widens on each failure.
-    fn aspiration(&mut self, root: &Board, depth: i32, report: &mut dyn FnMut(&Info)) {
-        let previous = self.root_moves[self.pv_index].previous_score;
-        let mut delta = ASPIRATION_WINDOW;
-        let (mut alpha, mut beta) = if depth >= ASPIRATION_DEPTH && previous.abs() < MATE_BOUND {
-            (
-                (previous - delta).max(-INFINITY),
-                (previous + delta).min(INFINITY),
-            )
-        } else {
-            (-INFINITY, INFINITY)
-        };
-        loop {
-            let score = self.negamax(root, alpha, beta, depth, 0, false);
-            self.root_moves[self.pv_index..].sort_by_key(|rm| -rm.score);
-            if self.stopped {
-                return;
-            }
-            let bound = if score <= alpha {
-                beta = (alpha + beta) / 2;
-                alpha = (score - delta).max(-INFINITY);
-                Some(false)
-            } else if score >= beta {
-                beta = (score + delta).min(INFINITY);
-                Some(true)
-            } else {
-                self.root_moves[self.pv_index].bound = None;
-                return;
-            };
-            // Long searches show their failures, as Stockfish does.
-            if self.time.elapsed().as_millis() > 3000 {
-                let rm = &self.root_moves[self.pv_index];
-                let info = self.info(depth, self.pv_index + 1, score, bound, rm.pv.clone());
-                report(&info);
-            }
-            delta += delta;
-        }
-    }
-
     /// Counts a node; every CHECK_INTERVAL nodes looks at the stop flag and the clock.
     #[inline]
     fn count_node(&mut self) {
@@ -470,6 +245,9 @@ impl<'a> Search<'a> {
     /// The static eval with the correction history applied, kept off the mate range.
     #[inline]
     fn corrected(&self, board: &Board, raw: i32) -> i32 {
+        if !self.options.features.correction_history {
+            return raw;
+        }
         let side = board.side_to_move().index();
         self.heuristics
             .corrected_eval(side, board.pawn_key(), raw)
@@ -698,51 +476,22 @@ impl<'a> Search<'a> {
                 continue;
             }
 
-            // Singular extension: when every other move falls well short of the table's
-            // score for the hash move, the hash move is the position's only good one and
-            // gets a ply more; when even the others reach beta, this node cuts (multi-cut);
-            // when the table's score already beats beta, the hash move gets a ply less.
-            let mut extension = gives_check as i32;
-            let mut doubled = false;
-            if !root
-                && !singular_search
-                && mv == hash_move
-                && depth >= SE_DEPTH
-                && let Some(h) = hit
-                && h.depth >= depth - SE_TT_DEPTH_SLACK
-                && h.bound != Bound::Upper
-                && h.score.abs() < TB_WIN_BOUND
-            {
-                let singular_beta = h.score - 2 * depth;
-                self.excluded[ply] = mv;
-                let score = self.negamax(
-                    board,
-                    singular_beta - 1,
-                    singular_beta,
-                    (depth - 1) / 2,
-                    ply,
-                    cut_node,
-                );
-                self.excluded[ply] = Move::NULL;
-                self.pv_len[ply] = ply;
-                if self.stopped {
-                    return 0;
-                }
-                if score < singular_beta {
-                    extension = 1;
-                    if !pv_node
-                        && score < singular_beta - SE_DOUBLE_MARGIN
-                        && double_extensions < SE_DOUBLE_LIMIT
-                    {
-                        extension = 2;
-                        doubled = true;
-                    }
-                } else if singular_beta >= beta {
-                    return singular_beta;
-                } else if h.score >= beta {
-                    extension = -1;
-                }
-            }
+            let (extension, doubled) = match self.singular_extension(Singular {
+                board,
+                mv,
+                hit: hit.filter(|_| !root && !singular_search && mv == hash_move),
+                depth,
+                ply,
+                beta,
+                pv_node,
+                cut_node,
+                double_extensions,
+            }) {
+                SingularOutcome::Extend(plies, doubled) => (plies, doubled),
+                SingularOutcome::Plain => (gives_check as i32, false),
+                SingularOutcome::Cut(score) => return score,
+                SingularOutcome::Stopped => return 0,
+            };
 
             let piece = kind_at(board.position(), mv.from()).map_or(0, PieceType::index) + 6 * side;
             self.frames[ply] = Frame {
@@ -855,6 +604,7 @@ impl<'a> Search<'a> {
         }
         // Learn from quiet outcomes whose bound says which way the eval erred.
         if whole_node
+            && self.options.features.correction_history
             && !in_check
             && (best_move == Move::NULL || !is_tactical(board.position(), best_move))
             && best_score.abs() < TB_WIN_BOUND

@@ -111,6 +111,33 @@ pub struct Options {
     /// searched this many nodes.
     #[doc(hidden)]
     pub helpers_panic_after: Option<u64>,
+    /// Search features that tests switch off one at a time to show what each changes.
+    #[doc(hidden)]
+    pub features: Features,
+}
+
+/// Search features a test can switch off (all on by default; the engine never switches
+/// them off): each one's behavioural test shows a position whose result it changes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Features {
+    /// A ply more for a hash move every other move falls well short of (a ply less when
+    /// the table's score already beats beta).
+    pub singular_extensions: bool,
+    /// A cut when the moves other than the hash move reach beta anyway.
+    pub multi_cut: bool,
+    /// The static evaluation corrected by the running error of past searches with the
+    /// same pawns.
+    pub correction_history: bool,
+}
+
+impl Default for Features {
+    fn default() -> Features {
+        Features {
+            singular_extensions: true,
+            multi_cut: true,
+            correction_history: true,
+        }
+    }
 }
 
 impl Default for Options {
@@ -120,6 +147,7 @@ impl Default for Options {
             move_overhead: 30,
             nodes_per_ms: 0,
             helpers_panic_after: None,
+            features: Features::default(),
         }
     }
 }
