@@ -445,3 +445,90 @@ fn bad_arguments_are_errors_that_name_the_culprit() {
     // Nothing was written by any of them.
     assert!(!db.exists());
 }
+
+/// `datagen --weights` plays with the file's weights: with a file that values a knight as
+/// nine pawns the games differ from those of the default weights, and each DB holds, row
+/// for row, the games the library plays (`datagen::play_game`, engines set up as the CLI
+/// sets them up) with the same weights (the file's, or the defaults without `--weights`).
+#[test]
+fn weights_file_changes_the_games_as_the_library_plays_them() {
+    use pawnstorm::datagen::{Config, play_game};
+    use pawnstorm::eval::{Prepared, Weights};
+    use pawnstorm::search::Engine;
+
+    let dir = tempfile::tempdir().unwrap();
+    let weights = dir.path().join("knights.txt");
+    let defaults = String::from_utf8(pawnstorm(&["weights"]).stdout).unwrap();
+    let mut changed = 0;
+    let text: String = defaults
+        .lines()
+        .map(|line| {
+            if line.starts_with("material.knight ") {
+                changed += 1;
+                "material.knight 900 900\n".to_string()
+            } else {
+                format!("{line}\n")
+            }
+        })
+        .collect();
+    assert_eq!(changed, 1, "{defaults}");
+    std::fs::write(&weights, text).unwrap();
+
+    let (games, nodes, max_plies, seed) = (3u32, 300u64, 80u16, 7u64);
+    let run = |out: &Path, extra: &[&str]| {
+        let (games, nodes, max_plies, seed) = (
+            games.to_string(),
+            nodes.to_string(),
+            max_plies.to_string(),
+            seed.to_string(),
+        );
+        let mut args = vec![
+            "datagen",
+            "-o",
+            s(out),
+            "--games",
+            &games,
+            "--nodes",
+            &nodes,
+            "--max-plies",
+            &max_plies,
+            "--seed",
+            &seed,
+            "--threads",
+            "2",
+        ];
+        args.extend_from_slice(extra);
+        ok(&args);
+        records(out)
+    };
+    let with = run(&dir.path().join("with.psdb"), &["--weights", s(&weights)]);
+    let without = run(&dir.path().join("without.psdb"), &[]);
+    assert_ne!(with, without, "the weights file changed no game");
+
+    let config = Config {
+        nodes,
+        max_plies,
+        seed,
+        ..Config::default()
+    };
+    let library = |weights: Weights| -> Vec<Record> {
+        let mut engine = Engine::new(1);
+        engine.set_weights(Prepared::new(weights));
+        assert!(engine.resize_hash(16));
+        (0..games)
+            .flat_map(|id| play_game(&mut engine, &config, id).records)
+            .collect()
+    };
+    let file_weights = Weights::read(&weights).unwrap();
+    assert_ne!(file_weights, Weights::default());
+    assert_eq!(
+        with,
+        library(file_weights),
+        "--weights: the library's games"
+    );
+    assert_eq!(
+        without,
+        library(Weights::default()),
+        "defaults: the library's games"
+    );
+}

@@ -493,7 +493,7 @@ fn version_1_files_still_read_and_are_checked_whole_when_opened() {
     assert_eq!(read[300..], more);
 }
 
-/// Files of formats 1 and 2 with label columns, written by the pawnstorm of their time
+/// Files of formats 1, 2 and 3 with label columns, written by the pawnstorm of their time
 /// (fixtures/SOURCES.md says which commit and command), read as today's pawnstorm reads
 /// their source EPD: every position and every label, in order, and `verify` passes.
 #[test]
@@ -505,7 +505,11 @@ fn old_format_files_with_labels_read_as_their_source_reads_today() {
     assert_eq!(expected.len(), 96);
     assert!(expected.iter().any(|r| r.labels.score.is_none()));
     assert!(expected.iter().any(|r| r.labels.game_id.is_none()));
-    for (name, version) in [("db/labelled-v1.psdb", 1), ("db/labelled-v2.psdb", 2)] {
+    for (name, version) in [
+        ("db/labelled-v1.psdb", 1),
+        ("db/labelled-v2.psdb", 2),
+        ("db/labelled-v3.psdb", 3),
+    ] {
         let db = Database::open(fixture(name)).unwrap();
         assert_eq!(db.header().version, version, "{name}");
         assert_eq!(

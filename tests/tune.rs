@@ -461,3 +461,209 @@ fn bad_options_are_refused_clearly() {
     assert!(error.contains("no/such/dir"), "{error}");
     assert!(!Path::new(out).exists(), "nothing written");
 }
+
+/// The counts `tune` prints: (training, held out) from "N read: T training, H held out".
+fn split_counts(summary: &str) -> (u64, u64) {
+    let after = summary
+        .split(" read: ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no counts in {summary}"));
+    let number = |text: &str, unit: &str| -> u64 {
+        let end = text
+            .find(unit)
+            .unwrap_or_else(|| panic!("no `{unit}` in {summary}"));
+        text[..end]
+            .rsplit(|c: char| !c.is_ascii_digit())
+            .find(|w| !w.is_empty())
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    (number(after, " training"), number(after, " held out"))
+}
+
+/// Every kept position's score label, by side of the split.
+fn scores_by_side(dataset: &Dataset) -> [Vec<i32>; 2] {
+    let side = |parts: &[pawnstorm::tune::Positions]| -> Vec<i32> {
+        parts
+            .iter()
+            .flat_map(|part| (0..part.len()).map(move |i| part.score(i).expect("tagged")))
+            .collect()
+    };
+    [side(&dataset.train), side(&dataset.held_out)]
+}
+
+/// End to end, the training and held-out sets of `tune` share no game: each position's
+/// score label is set to its game's id (or, without game ids, to the number of its run of
+/// `HOLDOUT_RUN` consecutive positions), `pawnstorm tune` reports its split's sizes, and
+/// the library's `Dataset::add_db`, loading with the options the CLI builds from the same
+/// arguments, gives the same sizes, with every game's (run's) positions on one side. The
+/// CLI prints no more of its split than its sizes (not with --verbose either), so the
+/// sides' contents are read through the library call the CLI makes. Small blocks (64)
+/// make games straddle blocks, which the loader reads in parallel parts.
+#[test]
+fn training_and_held_out_positions_share_no_game() {
+    let dir = tempfile::tempdir().unwrap();
+    let imported = dir.path().join("games.psdb");
+    ok(&[
+        "import",
+        &fixture("pgn/lichess-2025-05-sample.pgn"),
+        "-o",
+        imported.to_str().unwrap(),
+    ]);
+    let games: Vec<Record> = {
+        let db = Database::open(&imported).unwrap();
+        db.records(0..db.len()).map(Result::unwrap).collect()
+    };
+    let by_game: Vec<Record> = games
+        .iter()
+        .map(|record| {
+            let mut record = record.clone();
+            record.labels.score = Some(record.labels.game_id.expect("a game id") as i32);
+            record
+        })
+        .collect();
+    // The texel positions have no game ids: their split goes by runs of positions.
+    let by_run: Vec<Record> = records(TEXEL)
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut record)| {
+            assert_eq!(record.labels.game_id, None);
+            record.labels.score = Some((i as u64 / pawnstorm::tune::data::HOLDOUT_RUN) as i32);
+            record
+        })
+        .collect();
+    for (name, tagged, what) in [
+        ("by-game", by_game, "game"),
+        ("by-run", by_run, "run of positions"),
+    ] {
+        let path = dir.path().join(format!("{name}.psdb"));
+        let mut writer = DbWriter::create(&path, 64, Columns::NONE, false).unwrap();
+        for record in &tagged {
+            writer.push(record).unwrap();
+        }
+        writer.finish().unwrap();
+        let db = Database::open(&path).unwrap();
+        let groups: std::collections::BTreeSet<i32> =
+            tagged.iter().map(|r| r.labels.score.unwrap()).collect();
+        assert!(groups.len() > 100, "{name}: {} groups", groups.len());
+
+        let out = dir.path().join(format!("{name}.txt"));
+        let (_, summary) = ok(&[
+            "tune",
+            path.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--epochs",
+            "0",
+            "--k",
+            "1",
+            "--holdout",
+            "0.3",
+            "--verbose",
+        ]);
+        let (train, held) = split_counts(&summary);
+        // As `tune` loads: results needed (--wdl-weight 1), --holdout, --seed 1 (default).
+        let options = LoadOptions {
+            needs_result: true,
+            needs_score: false,
+            holdout: 0.3,
+            seed: 1,
+            ..LoadOptions::default()
+        };
+        let dataset = load(&db, &options);
+        assert_eq!(
+            (dataset.counts.train, dataset.counts.held_out),
+            (train, held),
+            "{name}: the library's split is the CLI's ({summary})"
+        );
+        let [train_groups, held_groups] = scores_by_side(&dataset).map(|side| {
+            side.into_iter()
+                .collect::<std::collections::BTreeSet<i32>>()
+        });
+        let shared: Vec<&i32> = train_groups.intersection(&held_groups).collect();
+        assert!(
+            shared.is_empty(),
+            "{name}: {} of {} {what}s have positions on both sides: {:?}",
+            shared.len(),
+            groups.len(),
+            &shared[..shared.len().min(10)]
+        );
+        // Every group kept is on one side, and the sides are about the fraction asked for.
+        let fraction = held_groups.len() as f64 / (train_groups.len() + held_groups.len()) as f64;
+        assert!(
+            (0.2..0.4).contains(&fraction),
+            "{name}: {fraction} of the {what}s held out"
+        );
+        assert!(held > 0 && train > held, "{name}: {summary}");
+    }
+}
+
+/// The summed squared distance, in pawns, of a weights file from another.
+fn squared_distance(a: &HashMap<String, (i32, i32)>, b: &HashMap<String, (i32, i32)>) -> f64 {
+    assert_eq!(a.len(), b.len());
+    a.iter()
+        .map(|(name, &(mg, eg))| {
+            let (start_mg, start_eg) = b[name];
+            let (dm, de) = ((mg - start_mg) as f64, (eg - start_eg) as f64);
+            (dm * dm + de * de) / 1e4
+        })
+        .sum()
+}
+
+/// `--l2` reaches the tuner: from the same start, seed and positions, a strong pull
+/// (`--l2 1`) keeps the tuned weights far nearer the start than none (`--l2 0`), and the
+/// default (1e-4) lies between. No held-out set, so every run writes its last epoch.
+#[test]
+fn l2_pulls_the_tuned_weights_towards_the_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let start = dir.path().join("start.txt");
+    ok(&["weights", "-o", start.to_str().unwrap()]);
+    let start_weights = weights_file(&start);
+    let texel = fixture(TEXEL);
+    let tuned = |l2: Option<&str>| {
+        let out = dir
+            .path()
+            .join(format!("l2-{}.txt", l2.unwrap_or("default")));
+        let mut args = vec![
+            "tune",
+            &texel,
+            "-o",
+            out.to_str().unwrap(),
+            "--epochs",
+            "8",
+            "--k",
+            "1.1",
+            "--holdout",
+            "0",
+            "--lr",
+            "2",
+            "--threads",
+            "2",
+        ];
+        let l2_args;
+        if let Some(l2) = l2 {
+            l2_args = ["--l2", l2];
+            args.extend_from_slice(&l2_args);
+        }
+        let (_, summary) = ok(&args);
+        let shown = l2.map_or("0.0001".to_string(), |l| {
+            l.parse::<f64>().unwrap().to_string()
+        });
+        assert!(summary.contains(&format!("; L2 {shown};")), "{summary}");
+        squared_distance(&weights_file(&out), &start_weights)
+    };
+    let free = tuned(Some("0"));
+    let default = tuned(None);
+    let strong = tuned(Some("1"));
+    eprintln!("squared distance from the start (pawns^2): l2 0 {free}, 1e-4 {default}, 1 {strong}");
+    assert!(free > 0.5, "the weights move without a pull: {free}");
+    assert!(
+        strong < 0.2 * free,
+        "--l2 1 keeps the weights near the start: {strong} against {free} with --l2 0"
+    );
+    assert!(
+        strong < default && default <= free,
+        "{strong} {default} {free}"
+    );
+}
