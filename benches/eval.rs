@@ -6,8 +6,8 @@ use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use pawnstorm::eval::batch::{db_scores, rows_scores};
+use pawnstorm::eval::features::Path;
 use pawnstorm::eval::{Evaluator, Prepared, default_weights, evaluate};
-use pawnstorm::features::Path;
 
 mod common;
 

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use pawnstorm::db::{Columns, DbWriter};
-use pawnstorm::fen::parse_fen;
 use pawnstorm::import::{self, AfterRejection, Format, Handlers, ImportOptions, Source};
+use pawnstorm::position::fen::parse_fen;
 
 fn fixture(relative: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -4,7 +4,7 @@
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use pawnstorm::features::{self, COLUMNS, Path};
+use pawnstorm::eval::features::{self, COLUMNS, Path};
 use pawnstorm_kernels::{Color, Lanes, geometry, pawns};
 use wide::{u64x4, u64x8};
 

@@ -1,17 +1,17 @@
-//! NNUE input features of a DB into memory (both perspectives, `training::nnue_features`)
+//! NNUE input features of a DB into memory (both perspectives, `arrays::nnue_features`)
 //! on 1 and 2 threads, per feature set: the rate a trainer's in-memory path can reach,
 //! apart from any file or Python.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use pawnstorm::filters::Filter;
-use pawnstorm::nnue::FeatureSet;
-use pawnstorm::training;
+use pawnstorm::export::filters::Filter;
+use pawnstorm::training::arrays;
+use pawnstorm::training::nnue::FeatureSet;
 
 mod common;
 
 fn nnue(c: &mut Criterion) {
     let (_dir, db, _) = common::database();
-    let selection = training::select(&db, &Filter::default()).expect("selection");
+    let selection = arrays::select(&db, &Filter::default()).expect("selection");
     let mut group = c.benchmark_group("nnue_features");
     group.throughput(Throughput::Elements(db.len()));
     group.sample_size(10);
@@ -27,16 +27,10 @@ fn nnue(c: &mut Criterion) {
                 |b, &set| {
                     // The arrays are filled again each time, as a trainer's batch memory is.
                     let (mut ours, mut theirs) =
-                        training::nnue_features(&db, &selection, set).expect("features");
+                        arrays::nnue_features(&db, &selection, set).expect("features");
                     b.iter(|| {
                         pool.install(|| {
-                            training::nnue_features_into(
-                                &db,
-                                &selection,
-                                set,
-                                &mut ours,
-                                &mut theirs,
-                            )
+                            arrays::nnue_features_into(&db, &selection, set, &mut ours, &mut theirs)
                         })
                         .expect("features")
                     })

@@ -2,8 +2,8 @@
 //! alone over a fixed set of positions.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use pawnstorm::engine::perft::perft;
 use pawnstorm::movegen::{Board, MoveList, legal_moves};
-use pawnstorm::perft::perft;
 
 const KIWIPETE: &str = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1";
 

@@ -12,8 +12,8 @@ use memmap2::MmapMut;
 use pawnstorm::db::Database;
 use pawnstorm::eval::batch::ScoreTable;
 use pawnstorm::eval::default_weights;
-use pawnstorm::features::{MaskTable, Path};
-use pawnstorm::table::{TableSource, TableWriter};
+use pawnstorm::eval::features::{MaskTable, Path};
+use pawnstorm::io::table::{TableSource, TableWriter};
 use rayon::prelude::*;
 
 mod common;
@@ -34,7 +34,7 @@ fn paths() -> [(&'static str, Path); 2] {
 /// Writes a table of `source` to `out` the way the commands do; returns the file's size.
 fn write_table<S: TableSource<Error = anyhow::Error>>(
     out: &FsPath,
-    columns: &[(String, pawnstorm::table::ColumnType)],
+    columns: &[(String, pawnstorm::io::table::ColumnType)],
     source: &S,
     db: &Database,
 ) -> u64 {

@@ -2,9 +2,9 @@
 //! engines compare), the one-position evaluation it calls at every node, and SEE.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use pawnstorm::engine::search::bench::{POSITIONS, run};
+use pawnstorm::engine::search::see::see;
 use pawnstorm::movegen::{Board, MoveList, legal_moves};
-use pawnstorm::search::bench::{POSITIONS, run};
-use pawnstorm::search::see::see;
 
 const DEPTH: i32 = 8;
 

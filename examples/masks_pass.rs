@@ -9,8 +9,8 @@
 use std::hint::black_box;
 
 use pawnstorm::db::{Columns, Database, DbWriter};
-use pawnstorm::features::{self, Path};
-use pawnstorm::labels::parse_line;
+use pawnstorm::eval::features::{self, Path};
+use pawnstorm::position::labels::parse_line;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();

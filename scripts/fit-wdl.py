@@ -19,8 +19,8 @@ Input: Stockfish's `.plain` (as `pawnstorm export --format plain` writes it: sco
 result from the side to move's view), or the compact table `--write-csv` writes of one (a
 header `score,material,result`, then one position a line, all from the side to move's view;
 gzip-compressed when its name ends in .gz): fixtures/wdl/ holds the one the constants in
-src/wdl.rs are fitted on, and a test refits them from it. Prints the coefficients as Rust constants for
-src/search/wdl.rs, the fit's log loss against a model without material, and observed
+src/eval/wdl.rs are fitted on, and a test refits them from it. Prints the coefficients as Rust constants for
+src/engine/search/wdl.rs, the fit's log loss against a model without material, and observed
 against predicted scores by score bucket.
 """
 

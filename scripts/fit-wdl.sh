@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The recipe of the win-draw-loss model in src/search/wdl.rs: self-play games with the
+# The recipe of the win-draw-loss model in src/engine/search/wdl.rs: self-play games with the
 # default weights, their positions with search scores and results, and the fit.
 #
 #   scripts/fit-wdl.sh [GAMES] [WORKDIR]     # defaults: 2000 games, target/wdl

@@ -14,10 +14,10 @@ use std::sync::atomic::AtomicU64;
 use crate::Position;
 use crate::db::{BlockStream, Database, Verify};
 use crate::eval::{Prepared, Weights};
-use crate::fen::parse_fen;
 use crate::import::{AfterRejection, Format, Handlers, ImportOptions};
-use crate::labels::{self, Record};
 use crate::movegen::{Board, MoveList, legal_moves};
+use crate::position::fen::parse_fen;
+use crate::position::labels::{self, Record};
 
 /// The fuzz targets, by the name of their directory under `fuzz/corpus`.
 pub const TARGETS: [&str; 7] = ["fen", "pgn", "jsonl", "db", "weights", "uci", "binpack"];
@@ -50,9 +50,9 @@ pub fn fen_line(data: &[u8]) {
         check_position(&position);
         check_moves_against_shakmaty(&position);
     }
-    if let Ok(epd) = crate::epd::parse_epd(text) {
+    if let Ok(epd) = crate::position::epd::parse_epd(text) {
         let written = epd.to_string();
-        let again = crate::epd::parse_epd(&written)
+        let again = crate::position::epd::parse_epd(&written)
             .unwrap_or_else(|e| panic!("EPD {written:?} written from {text:?} is refused: {e}"));
         assert_eq!(again.position, epd.position, "{text:?} -> {written:?}");
     }
@@ -190,8 +190,8 @@ pub const EXTREME_FENS: [&str; 10] = [
 /// breakdown's sums and taper, done again in i64, show that no i32 sum wrapped.
 pub fn check_paths_agree(prepared: &Prepared, positions: &[Position]) {
     use crate::eval::batch::rows_scores;
+    use crate::eval::features::Path as Lanes;
     use crate::eval::{Evaluator, breakdown, endgame, evaluate_with};
-    use crate::features::Path as Lanes;
     const ROWS: usize = 64;
     let mut evaluator = Evaluator::new(prepared.clone(), 64);
     let expected: Vec<i32> = positions
@@ -262,7 +262,7 @@ pub fn check_paths_agree(prepared: &Prepared, positions: &[Position]) {
 /// bounded so that no input makes it slow, and any search still running stopped at the end.
 pub fn uci_session(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
-    crate::uci::drive(text.lines(), crate::uci::Bounds::FUZZING);
+    crate::engine::uci::drive(text.lines(), crate::engine::uci::Bounds::FUZZING);
 }
 
 /// A position read back from its own FEN is the same position.

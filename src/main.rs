@@ -36,7 +36,7 @@ fn main() -> ExitCode {
                 | Command::Datagen(_)
         )
     );
-    if writes_files && let Err(e) = pawnstorm::durable::remove_pending_on_signals() {
+    if writes_files && let Err(e) = pawnstorm::io::durable::remove_pending_on_signals() {
         eprintln!("error: installing the signal handlers: {e}");
         return ExitCode::FAILURE;
     }

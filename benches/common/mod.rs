@@ -1,7 +1,7 @@
 //! What the benchmarks share: a DB of real positions.
 
 use pawnstorm::db::{Columns, Database, DbWriter};
-use pawnstorm::labels::{Record, parse_line};
+use pawnstorm::position::labels::{Record, parse_line};
 
 /// A DB of ~1M real positions (the labelled set, 16 times) in a temporary directory, and
 /// the labelled set's records.

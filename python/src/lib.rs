@@ -21,15 +21,15 @@ use pyo3::types::{PyDict, PyList};
 
 use pawnstorm::db::{self, Database, DbError, Verify};
 use pawnstorm::eval::batch::ScoreTable;
+use pawnstorm::eval::features::{self, MaskTable};
 use pawnstorm::eval::{Prepared, Weights};
-use pawnstorm::features::{self, MaskTable};
-use pawnstorm::filters::{Filter, parse_piece_range};
+use pawnstorm::export::filters::{Filter, parse_piece_range};
 use pawnstorm::import::{self, Format, ImportOptions, IntoDb, Observers, Source};
-use pawnstorm::loader::{Loader, LoaderConfig};
-use pawnstorm::nnue::{FeatureSet, MAX_ACTIVE};
-use pawnstorm::npz::NpzWriter;
-use pawnstorm::table::{self, ColumnType};
-use pawnstorm::training::{self, Layout};
+use pawnstorm::io::npz::NpzWriter;
+use pawnstorm::io::table::{self, ColumnType};
+use pawnstorm::training::arrays::{self, Layout};
+use pawnstorm::training::loader::{Loader, LoaderConfig};
+use pawnstorm::training::nnue::{FeatureSet, MAX_ACTIVE};
 
 create_exception!(
     pawnstorm,
@@ -72,7 +72,7 @@ fn pool(threads: Option<usize>) -> PyResult<rayon::ThreadPool> {
     if threads == Some(0) {
         return Err(PyValueError::new_err("threads must be at least 1"));
     }
-    pawnstorm::workers::pool(threads)
+    pawnstorm::io::workers::pool(threads)
         .context("starting worker threads")
         .map_err(to_py)
 }
@@ -369,32 +369,30 @@ impl NativeDatabase {
         let path_simd = simd_path(scalar);
         py.detach(|| {
             pool.install(|| -> anyhow::Result<()> {
-                let selection = training::select(db, &filter)?;
+                let selection = arrays::select(db, &filter)?;
                 let mut npz = NpzWriter::create(&path)
                     .with_context(|| format!("creating {}", path.display()))?;
                 let progress = |_: u64| {};
                 if let Some(set) = nnue {
-                    training::write_nnue(db, &selection, set, &mut npz, &progress)?;
+                    arrays::write_nnue(db, &selection, set, &mut npz, &progress)?;
                 } else if terms {
                     let layout = if sparse {
                         Layout::Sparse
                     } else {
                         Layout::Dense
                     };
-                    training::write_terms(
+                    arrays::write_terms(
                         db, &selection, &prepared, layout, path_simd, &mut npz, &progress,
                     )?;
                 } else {
-                    training::write_planes(
-                        db, &selection, unpacked, path_simd, &mut npz, &progress,
-                    )?;
+                    arrays::write_planes(db, &selection, unpacked, path_simd, &mut npz, &progress)?;
                 }
                 let pov = if nnue.is_some() {
-                    training::Pov::SideToMove
+                    arrays::Pov::SideToMove
                 } else {
-                    training::Pov::White
+                    arrays::Pov::White
                 };
-                training::write_labels(db, &selection, pov, &mut npz)?;
+                arrays::write_labels(db, &selection, pov, &mut npz)?;
                 npz.finish()?;
                 Ok(())
             })
@@ -575,7 +573,7 @@ fn import_files<'py>(
 struct NativeArray {
     values: std::sync::Mutex<BatchColumn>,
     /// Where a feature array goes when Python lets go of it.
-    recycler: Option<pawnstorm::loader::Recycler>,
+    recycler: Option<pawnstorm::training::loader::Recycler>,
 }
 
 impl Drop for NativeArray {
@@ -650,7 +648,7 @@ impl NativeArray {
 fn native_array(
     py: Python<'_>,
     values: BatchColumn,
-    recycler: Option<&pawnstorm::loader::Recycler>,
+    recycler: Option<&pawnstorm::training::loader::Recycler>,
 ) -> PyResult<Py<NativeArray>> {
     Py::new(
         py,
@@ -665,8 +663,8 @@ fn native_array(
 #[pyclass(frozen, module = "pawnstorm._native", name = "NativeLoader")]
 struct NativeLoader {
     inner: std::sync::Mutex<Loader>,
-    counts: Arc<std::sync::Mutex<pawnstorm::loader::ReadCounts>>,
-    recycler: pawnstorm::loader::Recycler,
+    counts: Arc<std::sync::Mutex<pawnstorm::training::loader::ReadCounts>>,
+    recycler: pawnstorm::training::loader::Recycler,
 }
 
 #[pymethods]
@@ -784,24 +782,25 @@ impl NativeLoader {
 }
 
 /// The SIMD path the batch passes take on this machine (`avx512`, `avx2`, ...).
-/// A board as SVG text (`pawnstorm::svg::board`): `masks` by name, `arrows` as UCI moves.
+/// A board as SVG text (`pawnstorm::pictures::svg::board`): `masks` by name, `arrows` as UCI moves.
 #[pyfunction]
 #[pyo3(signature = (fen, masks = Vec::new(), arrows = Vec::new()))]
 fn board_svg(fen: &str, masks: Vec<String>, arrows: Vec<String>) -> PyResult<String> {
-    let position = pawnstorm::fen::parse_fen(fen)
+    let position = pawnstorm::position::fen::parse_fen(fen)
         .map_err(|e| PyValueError::new_err(format!("invalid FEN {fen:?}: {e}")))?;
-    let marks = pawnstorm::svg::marks(&position, &masks).map_err(PyValueError::new_err)?;
+    let marks =
+        pawnstorm::pictures::svg::marks(&position, &masks).map_err(PyValueError::new_err)?;
     let arrows = arrows
         .iter()
-        .map(|text| pawnstorm::svg::parse_arrow(text).map_err(PyValueError::new_err))
+        .map(|text| pawnstorm::pictures::svg::parse_arrow(text).map_err(PyValueError::new_err))
         .collect::<PyResult<Vec<_>>>()?;
-    Ok(pawnstorm::svg::board(&position, &marks, &arrows))
+    Ok(pawnstorm::pictures::svg::board(&position, &marks, &arrows))
 }
 
 /// The names `board_svg` takes as masks.
 #[pyfunction]
 fn mask_names() -> Vec<String> {
-    pawnstorm::svg::mask_names()
+    pawnstorm::pictures::svg::mask_names()
 }
 
 #[pyfunction]

@@ -1,4 +1,4 @@
-"""The win-draw-loss constants in src/wdl.rs come out of scripts/fit-wdl.py run on the data
+"""The win-draw-loss constants in src/eval/wdl.rs come out of scripts/fit-wdl.py run on the data
 committed beside them (fixtures/wdl/selfplay-sample.csv.gz): refitted here, the model's
 a(m) and b(m) curves must match the Rust constants at every material count the model uses."""
 

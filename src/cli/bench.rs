@@ -6,7 +6,7 @@ use std::io::Write;
 
 use anyhow::{Context, Result};
 use clap::Parser;
-use pawnstorm::search::bench;
+use pawnstorm::engine::search::bench;
 
 use super::output::stdout;
 

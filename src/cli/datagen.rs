@@ -8,10 +8,10 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
-use pawnstorm::datagen::{self, Adjudication, Config, GameRecord, Summary, Termination};
 use pawnstorm::db::{Columns, DEFAULT_BLOCK_SIZE, Database, DbWriter};
+use pawnstorm::engine::search::{Engine, Syzygy};
 use pawnstorm::eval::Prepared;
-use pawnstorm::search::{Engine, Syzygy};
+use pawnstorm::training::datagen::{self, Adjudication, Config, GameRecord, Summary, Termination};
 
 use super::{progress, weights};
 
@@ -250,7 +250,7 @@ fn describe(summary: &Summary, first_game_id: u32) -> String {
 struct PgnOut {
     path: PathBuf,
     temp: tempfile::NamedTempFile,
-    pending: pawnstorm::durable::Pending,
+    pending: pawnstorm::io::durable::Pending,
     out: io::BufWriter<File>,
 }
 
@@ -258,7 +258,7 @@ impl PgnOut {
     fn start(path: &Path, append: bool) -> Result<PgnOut> {
         let context = || format!("PGN output {}", path.display());
         let (temp, pending) =
-            pawnstorm::durable::temp_file_for(path, ".pgn-", ".tmp").with_context(context)?;
+            pawnstorm::io::durable::temp_file_for(path, ".pgn-", ".tmp").with_context(context)?;
         let mut out = io::BufWriter::new(temp.reopen().with_context(context)?);
         if append && path.exists() {
             let mut old = File::open(path).with_context(context)?;
@@ -287,7 +287,7 @@ impl PgnOut {
             .commit(|| self.temp.persist(&path))
             .map_err(|e| e.error)
             .with_context(|| format!("PGN output {}", path.display()))?;
-        pawnstorm::durable::sync_parent_dir(&path)
+        pawnstorm::io::durable::sync_parent_dir(&path)
             .with_context(|| format!("PGN output {}", path.display()))?;
         Ok(())
     }

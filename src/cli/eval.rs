@@ -10,11 +10,11 @@ use clap::ValueEnum;
 
 use pawnstorm::Position;
 use pawnstorm::eval::batch::{self as eval_batch, ScoreTable};
+use pawnstorm::eval::features;
 use pawnstorm::eval::terms::Term;
 use pawnstorm::eval::{self, Prepared};
-use pawnstorm::features;
-use pawnstorm::fen;
-use pawnstorm::table::TableWriter;
+use pawnstorm::io::table::TableWriter;
+use pawnstorm::position::fen;
 
 use super::{Global, fen_error_with_caret, import, output, progress, weights};
 
@@ -67,9 +67,9 @@ pub fn run(args: Args, global: Global) -> Result<()> {
         print_breakdown(&mut out, &position, &breakdown)?;
         out.flush()?;
         if let Some(path) = &args.svg {
-            let bars: Vec<pawnstorm::svg::TermBar> = Term::ALL
+            let bars: Vec<pawnstorm::pictures::svg::TermBar> = Term::ALL
                 .into_iter()
-                .map(|term| pawnstorm::svg::TermBar {
+                .map(|term| pawnstorm::pictures::svg::TermBar {
                     name: term.name().to_string(),
                     mg: breakdown.mg[term as usize],
                     eg: breakdown.eg[term as usize],
@@ -77,7 +77,7 @@ pub fn run(args: Args, global: Global) -> Result<()> {
                 })
                 .collect();
             let finished = &breakdown.finished;
-            let picture = pawnstorm::svg::breakdown_chart(
+            let picture = pawnstorm::pictures::svg::breakdown_chart(
                 &position,
                 &bars,
                 finished.score,
@@ -95,7 +95,7 @@ pub fn run(args: Args, global: Global) -> Result<()> {
     } else {
         features::Path::native()
     };
-    let pool = pawnstorm::workers::pool(args.threads).context("starting worker threads")?;
+    let pool = pawnstorm::io::workers::pool(args.threads).context("starting worker threads")?;
     let threads = pool.current_num_threads();
     let bar = progress::positions_bar(db.len());
     let stm_pov = args.pov == Pov::Stm;

@@ -11,10 +11,10 @@ use anyhow::{Context, Result, bail};
 use pawnstorm::db::Database;
 use pawnstorm::eval::default_weights;
 use pawnstorm::export::binpack::BinpackSink;
+use pawnstorm::export::filters::Filter;
 use pawnstorm::export::parquet::{self as pq, Codec, ParquetSink};
 use pawnstorm::export::plain::MissingMove;
 use pawnstorm::export::{self, Chunk, Format, Tally, binpack, bullet, plain};
-use pawnstorm::filters::Filter;
 
 use super::filters::FilterArgs;
 use super::{Global, output, progress};
@@ -122,7 +122,7 @@ pub fn run(args: Args, global: Global) -> Result<()> {
         );
     }
     let filter = args.filters.filter(default_weights())?;
-    let pool = pawnstorm::workers::pool(args.threads).context("starting worker threads")?;
+    let pool = pawnstorm::io::workers::pool(args.threads).context("starting worker threads")?;
     let bar = progress::positions_bar(range.end.min(db.len()) - range.start);
     let start = Instant::now();
     let mut tally = Tally::default();

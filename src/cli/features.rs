@@ -9,11 +9,11 @@ use anyhow::{Context, Result};
 use clap::ValueEnum;
 
 use pawnstorm::eval::Prepared;
-use pawnstorm::features;
-use pawnstorm::nnue::FeatureSet;
-use pawnstorm::npz::NpzWriter;
-use pawnstorm::table::TableWriter;
-use pawnstorm::training::{self, Layout, Pov};
+use pawnstorm::eval::features;
+use pawnstorm::io::npz::NpzWriter;
+use pawnstorm::io::table::TableWriter;
+use pawnstorm::training::arrays::{self, Layout, Pov};
+use pawnstorm::training::nnue::FeatureSet;
 
 use super::filters::FilterArgs;
 use super::{Global, import, progress, weights};
@@ -89,7 +89,7 @@ pub fn run(args: Args, global: Global) -> Result<()> {
     } else {
         features::Path::native()
     };
-    let pool = pawnstorm::workers::pool(args.threads).context("starting worker threads")?;
+    let pool = pawnstorm::io::workers::pool(args.threads).context("starting worker threads")?;
     let threads = pool.current_num_threads();
     let source = features::MaskTable { db: &db, path };
     let table = TableWriter::create(&args.output, &source.columns(), db.len())?;
@@ -139,9 +139,9 @@ fn run_npz(args: Args, global: Global) -> Result<()> {
     let prepared = Prepared::new(weights::load(args.weights.as_deref())?);
     let filter = args.filters.filter(&prepared)?;
     let (db, _imported) = import::open_or_import(&args.input, global.verify)?;
-    let pool = pawnstorm::workers::pool(args.threads).context("starting worker threads")?;
+    let pool = pawnstorm::io::workers::pool(args.threads).context("starting worker threads")?;
     let threads = pool.current_num_threads();
-    let selection = pool.install(|| training::select(&db, &filter))?;
+    let selection = pool.install(|| arrays::select(&db, &filter))?;
     let bar = progress::positions_bar(selection.count);
     let progress = |rows: u64| bar.inc(rows);
     let path = if global.scalar {
@@ -153,21 +153,21 @@ fn run_npz(args: Args, global: Global) -> Result<()> {
         let mut npz = NpzWriter::create(&args.output)
             .with_context(|| format!("creating {}", args.output.display()))?;
         if let Some(set) = args.set {
-            training::write_nnue(&db, &selection, set, &mut npz, &progress)?;
+            arrays::write_nnue(&db, &selection, set, &mut npz, &progress)?;
         } else if terms {
             let layout = if args.sparse {
                 Layout::Sparse
             } else {
                 Layout::Dense
             };
-            training::write_terms(
+            arrays::write_terms(
                 &db, &selection, &prepared, layout, path, &mut npz, &progress,
             )?;
         } else {
-            training::write_planes(&db, &selection, args.unpacked, path, &mut npz, &progress)?;
+            arrays::write_planes(&db, &selection, args.unpacked, path, &mut npz, &progress)?;
         }
         let pov = if nnue { Pov::SideToMove } else { Pov::White };
-        training::write_labels(&db, &selection, pov, &mut npz)?;
+        arrays::write_labels(&db, &selection, pov, &mut npz)?;
         npz.finish()?;
         Ok(())
     });

@@ -3,7 +3,7 @@
 use anyhow::Result;
 
 use pawnstorm::eval::Prepared;
-use pawnstorm::filters::{Filter, parse_piece_range};
+use pawnstorm::export::filters::{Filter, parse_piece_range};
 
 #[derive(clap::Args, Clone, Debug, Default)]
 #[command(next_help_heading = "Filters")]

@@ -12,7 +12,7 @@ use signal_hook::consts::{SIGINT, SIGTERM};
 
 use pawnstorm::db::{Columns, Database, DbWriter};
 use pawnstorm::eval::Prepared;
-use pawnstorm::label::{self, EngineSpec, Limit, SearchLabeller, Summary, UciLabeller};
+use pawnstorm::training::label::{self, EngineSpec, Limit, SearchLabeller, Summary, UciLabeller};
 
 use super::{Global, import, progress, weights};
 
@@ -181,7 +181,7 @@ pub fn run(args: Args, global: Global) -> Result<()> {
     };
     let searched_by;
     let summary = {
-        let mut sink = |record: &pawnstorm::labels::Record| writer.push(record);
+        let mut sink = |record: &pawnstorm::position::labels::Record| writer.push(record);
         let mut progress = |n: u64| bar.inc(n);
         match &args.engine {
             None => {

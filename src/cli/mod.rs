@@ -26,7 +26,7 @@ use anyhow::anyhow;
 use clap::{Parser, Subcommand};
 
 use pawnstorm::db::Verify;
-use pawnstorm::fen::FenError;
+use pawnstorm::position::fen::FenError;
 
 #[derive(Parser)]
 #[command(

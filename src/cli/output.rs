@@ -28,7 +28,7 @@ pub fn write_atomically<T>(
     path: &Path,
     fill: impl FnOnce(&mut (dyn Write + Send)) -> Result<T>,
 ) -> Result<T> {
-    let (temp, pending) = pawnstorm::durable::temp_file_for(path, ".out-", ".tmp")
+    let (temp, pending) = pawnstorm::io::durable::temp_file_for(path, ".out-", ".tmp")
         .with_context(|| format!("{}: creating a temporary file", path.display()))?;
     let mut sink = BufWriter::new(temp.as_file());
     let value = fill(&mut sink).with_context(|| format!("writing {}", path.display()))?;
@@ -38,7 +38,7 @@ pub fn write_atomically<T>(
     pending
         .commit(|| temp.persist(path))
         .with_context(|| format!("{}: renaming into place", path.display()))?;
-    pawnstorm::durable::sync_parent_dir(path)
+    pawnstorm::io::durable::sync_parent_dir(path)
         .with_context(|| format!("{}: syncing its directory", path.display()))?;
     Ok(value)
 }

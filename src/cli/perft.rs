@@ -7,8 +7,8 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
+use pawnstorm::engine::perft;
 use pawnstorm::movegen::Board;
-use pawnstorm::perft;
 
 use super::{fen_error_with_caret, output, progress};
 

@@ -1,4 +1,4 @@
-//! `pawnstorm report`: a DB's one-page HTML report (see `pawnstorm::report`).
+//! `pawnstorm report`: a DB's one-page HTML report (see `pawnstorm::pictures::report`).
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -32,13 +32,13 @@ pub fn run(args: Args, global: Global) -> Result<()> {
     let start = Instant::now();
     let prepared = Prepared::new(weights::load(args.weights.as_deref())?);
     let db = Database::open_with(&args.db, global.verify)?;
-    let pool = pawnstorm::workers::pool(args.threads).context("starting worker threads")?;
+    let pool = pawnstorm::io::workers::pool(args.threads).context("starting worker threads")?;
     let bar = progress::positions_bar(args.sample.map_or(db.len(), |n| n.min(db.len())));
     let summary = pool.install(|| {
-        pawnstorm::report::summarise(&db, &prepared, args.sample, &|rows| bar.inc(rows))
+        pawnstorm::pictures::report::summarise(&db, &prepared, args.sample, &|rows| bar.inc(rows))
     })?;
     bar.finish_and_clear();
-    let page = pawnstorm::report::html(&summary, &args.db.display().to_string());
+    let page = pawnstorm::pictures::report::html(&summary, &args.db.display().to_string());
     output::write_atomically(&args.output, |sink| Ok(sink.write_all(page.as_bytes())?))?;
     let seconds = start.elapsed().as_secs_f64();
     eprintln!(

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Result, anyhow, bail};
 
 use pawnstorm::db::Database;
-use pawnstorm::{fen, svg};
+use pawnstorm::{pictures::svg, position::fen};
 
 use super::{Global, fen_error_with_caret, output};
 

@@ -33,7 +33,7 @@ pub fn run(args: Args, global: Global) -> Result<()> {
     let start = Instant::now();
     let db = Database::open_with(&args.input, global.verify)?;
     prepare_dir(&args.output, args.force)?;
-    let pool = pawnstorm::workers::pool(args.threads).context("starting worker threads")?;
+    let pool = pawnstorm::io::workers::pool(args.threads).context("starting worker threads")?;
     let bar = progress::positions_bar(db.len());
     let paths = pool.install(|| {
         split::split(&db, args.shards as usize, &args.output, |rows| {

@@ -6,12 +6,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
+use pawnstorm::eval::features;
 use pawnstorm::eval::{Prepared, Weights};
-use pawnstorm::features;
-use pawnstorm::filters::Reason;
-use pawnstorm::tune::model::{self, evals_and_results};
-use pawnstorm::tune::optimise::scheduled_lr;
-use pawnstorm::tune::{self, Dataset, LoadCounts, LoadOptions, Tuner};
+use pawnstorm::export::filters::Reason;
+use pawnstorm::training::tune::model::{self, evals_and_results};
+use pawnstorm::training::tune::optimise::scheduled_lr;
+use pawnstorm::training::tune::{self, Dataset, LoadCounts, LoadOptions, Tuner};
 
 use super::filters::FilterArgs;
 use super::{Global, import, output, progress, weights};
@@ -134,10 +134,10 @@ pub fn run(args: Args, global: Global) -> Result<()> {
         bail!("{}: no such directory", dir.display());
     }
     // Written only at the end: an interrupt before then names it as not written.
-    pawnstorm::durable::announce(&args.output);
+    pawnstorm::io::durable::announce(&args.output);
     let frozen = tune::select_weights(&args.freeze)?;
     let start = weights::load(args.start.as_deref())?;
-    let pool = pawnstorm::workers::pool(args.threads).context("starting worker threads")?;
+    let pool = pawnstorm::io::workers::pool(args.threads).context("starting worker threads")?;
     let threads = pool.current_num_threads();
 
     let prepared = Prepared::new(start.clone());

@@ -1,6 +1,6 @@
-//! `pawnstorm` with no arguments, or `pawnstorm uci`: the engine loop of `pawnstorm::uci`.
+//! `pawnstorm` with no arguments, or `pawnstorm uci`: the engine loop of `pawnstorm::engine::uci`.
 
 pub fn run() -> anyhow::Result<()> {
-    pawnstorm::uci::run();
+    pawnstorm::engine::uci::run();
     Ok(())
 }

@@ -13,7 +13,7 @@
 use pawnstorm_kernels::{Bitboard, Color, Square};
 
 use super::Block;
-use crate::board::PositionError;
+use crate::position::board::PositionError;
 
 const BACK_RANKS: u64 = 0xff00_0000_0000_00ff;
 

@@ -30,7 +30,7 @@ pub const NO_U16: u16 = u16::MAX;
 
 /// The `u16` label columns that version 3 added, in file order after `ply`: the players'
 /// Elo ratings, the time control's base time and increment in seconds, and the move played
-/// from the position in its game (see [`crate::labels::encode_move`]).
+/// from the position in its game (see [`crate::position::labels::encode_move`]).
 pub const U16_LABELS: [(Columns, &str); 5] = [
     (Columns::WHITE_ELO, "white_elo"),
     (Columns::BLACK_ELO, "black_elo"),
@@ -59,7 +59,7 @@ impl Columns {
     pub const ALL: Columns = Columns(511);
 
     /// The columns that these labels fill.
-    pub fn of(labels: &crate::labels::Labels) -> Columns {
+    pub fn of(labels: &crate::position::labels::Labels) -> Columns {
         Columns(
             labels.result.is_some() as u32
                 | (labels.score.is_some() as u32) << 1

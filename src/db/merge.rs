@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use super::{Columns, Database, DbError, DbWriter};
-use crate::labels::Labels;
+use crate::position::labels::Labels;
 
 /// What a merge wrote.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,6 +1,7 @@
 //! The position database (`.psdb`): a header, then blocks of structure-of-arrays columns,
 //! read zero-copy through a memory map. The byte layout is specified in `docs/FORMAT.md`.
 
+pub mod binpack;
 mod check;
 mod layout;
 pub mod merge;
@@ -17,8 +18,8 @@ use memmap2::Mmap;
 use pawnstorm_kernels::{Bitboard, Color, Square};
 use thiserror::Error;
 
-use crate::board::{CastlingRights, Position, PositionError, PositionParts};
-use crate::labels::{GameResult, Labels, Record};
+use crate::position::board::{CastlingRights, Position, PositionError, PositionParts};
+use crate::position::labels::{GameResult, Labels, Record};
 
 use check::Problem;
 pub use layout::Layout;

@@ -15,7 +15,7 @@ use super::layout::{
     block_crc,
 };
 use super::{BlockStream, DbError};
-use crate::labels::{GameResult, Record};
+use crate::position::labels::{GameResult, Record};
 
 /// One block's rows, column by column, before they are written.
 struct BlockBuffer {
@@ -130,7 +130,7 @@ impl DbWriter {
     /// Starts a new DB at `path` with at least the label columns `columns`. With
     /// `drop_unused`, those of them that no record filled are left out of the finished file.
     ///
-    /// A DB already at `path` is locked (see [`crate::durable::lock_existing`]) until the
+    /// A DB already at `path` is locked (see [`crate::io::durable::lock_existing`]) until the
     /// writer is finished or dropped: a writer that is replacing it waits.
     pub fn create(
         path: impl AsRef<Path>,
@@ -347,19 +347,19 @@ impl DbWriter {
         pending
             .commit(|| file.persist(&path))
             .map_err(|e| DbError::io(&path, e.error))?;
-        crate::durable::sync_parent_dir(&path).map_err(|e| DbError::io(&path, e))?;
+        crate::io::durable::sync_parent_dir(&path).map_err(|e| DbError::io(&path, e))?;
         Ok(self.count)
     }
 }
 
 fn lock_existing(path: &Path) -> Result<Option<File>, DbError> {
-    crate::durable::lock_existing(path).map_err(|e| DbError::io(path, e))
+    crate::io::durable::lock_existing(path).map_err(|e| DbError::io(path, e))
 }
 
 /// A DB's temporary file, known to the interrupt handler until it is renamed into place.
 struct Staged {
     file: NamedTempFile,
-    pending: crate::durable::Pending,
+    pending: crate::io::durable::Pending,
 }
 
 impl Staged {
@@ -372,7 +372,7 @@ impl Staged {
 /// with room for the header at its start.
 fn start_file(path: &Path) -> Result<(Staged, BufWriter<File>), DbError> {
     let io = |e| DbError::io(path, e);
-    let (temp, pending) = crate::durable::temp_file_for(path, ".psdb-", ".tmp").map_err(io)?;
+    let (temp, pending) = crate::io::durable::temp_file_for(path, ".psdb-", ".tmp").map_err(io)?;
     let mut out = BufWriter::with_capacity(1 << 20, temp.reopen().map_err(io)?);
     out.write_all(&[0u8; HEADER_SIZE]).map_err(io)?;
     Ok((

@@ -13,8 +13,8 @@ use super::lanes_finish::finish_lanes;
 use super::terms::{Boards, PairLanes, PerTerm, Sink, Term, Total, all_terms};
 use super::weights::Prepared;
 use crate::db::{Block, Database, DbError};
-use crate::features::{Path, check_rows};
-use crate::table::{ColumnType, TableSource};
+use crate::eval::features::{Path, check_rows};
+use crate::io::table::{ColumnType, TableSource};
 
 /// Values per position of a breakdown row: score, phase, scale, rule, then each term's mg,
 /// eg and final.
@@ -301,7 +301,7 @@ pub struct ScoreTable<'a> {
     /// Scores from the side to move's point of view rather than White's.
     pub stm_pov: bool,
     /// Add `win`, `draw` and `loss` columns (per mille, from the scores' point of view) by
-    /// the WDL model of [`crate::wdl`].
+    /// the WDL model of [`crate::eval::wdl`].
     pub wdl: bool,
 }
 
@@ -340,7 +340,7 @@ impl ScoreTable<'_> {
 fn fill_wdl(block: &Block<'_>, values: &mut [i32], width: usize, stm_pov: bool) {
     for (row, values) in values.chunks_exact_mut(width).enumerate().take(block.len) {
         let count = |bitboards: &[crate::Bitboard]| bitboards[row].count();
-        let material = crate::wdl::material(
+        let material = crate::eval::wdl::material(
             count(block.pieces[0]),
             count(block.pieces[1]),
             count(block.pieces[2]),
@@ -349,7 +349,7 @@ fn fill_wdl(block: &Block<'_>, values: &mut [i32], width: usize, stm_pov: bool) 
         );
         // Turned to the side to move for the model, and back.
         let turn = block.side_to_move[row] != 0 && !stm_pov;
-        let stm = crate::wdl::wdl(if turn { -values[0] } else { values[0] }, material);
+        let stm = crate::eval::wdl::wdl(if turn { -values[0] } else { values[0] }, material);
         let shown = if turn { stm.flipped() } else { stm };
         values[width - 3] = shown.win as i32;
         values[width - 2] = shown.draw as i32;

@@ -223,7 +223,7 @@ mod tests {
     use crate::eval::evaluate_with;
 
     fn boards(fen: &str) -> PositionBoards {
-        let position = crate::fen::parse_fen(fen).expect("fen");
+        let position = crate::position::fen::parse_fen(fen).expect("fen");
         crate::eval::position_boards(&position)
     }
 
@@ -239,7 +239,7 @@ mod tests {
             "4k3/8/8/8/8/8/8/2B1KB2 w - - 0 1",
             "8/2b5/5k2/8/1P6/2K5/8/5B2 w - - 0 1",
         ] {
-            let position = crate::fen::parse_fen(fen).expect("fen");
+            let position = crate::position::fen::parse_fen(fen).expect("fen");
             let mut row = vec![0i16; Weights::COUNT];
             let extras = coefficients(&prepared, &boards(fen), &mut row);
             assert_eq!(

@@ -7,18 +7,20 @@
 pub mod batch;
 pub mod coefficients;
 pub mod endgame;
+pub mod features;
 mod kpk;
 mod lanes_finish;
 pub mod pawn_hash;
 pub mod pesto;
 pub mod terms;
+pub mod wdl;
 pub mod weights;
 
 use std::sync::LazyLock;
 
 use pawnstorm_kernels::Color;
 
-use crate::board::{PieceType, Position};
+use crate::position::board::{PieceType, Position};
 use endgame::{Finished, PositionBoards};
 use pawn_hash::{PawnEval, PawnTable};
 use terms::{Boards, PerTerm, Term, Total, all_terms, pawn_terms, piece_terms};

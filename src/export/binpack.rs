@@ -1,5 +1,5 @@
 //! Stockfish's `.binpack`, written by the `sfbinpack` crate's writer: the worker threads
-//! turn records into entries ([`crate::binpack::entry_of_record`]); one writer takes them
+//! turn records into entries ([`crate::db::binpack::entry_of_record`]); one writer takes them
 //! in DB order, so a game's positions, one after another with their moves, become one chain
 //! (a first position, then about 2.5 bytes a position) and anything else starts a new one.
 //!
@@ -10,10 +10,10 @@ use std::io::{self, Write};
 
 use sfbinpack::{CompressedTrainingDataEntryWriter, TrainingDataEntry};
 
-use crate::binpack::{Unwritable, entry_of_record};
+use crate::db::binpack::{Unwritable, entry_of_record};
 use crate::db::{Database, DbError};
 use crate::eval::Evaluator;
-use crate::filters::Filter;
+use crate::export::filters::Filter;
 
 use super::{Chunk, Tally, for_each_kept};
 

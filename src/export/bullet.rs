@@ -23,11 +23,11 @@
 
 use pawnstorm_kernels::{Color, Square};
 
-use crate::board::Position;
 use crate::db::{Database, DbError};
 use crate::eval::Evaluator;
-use crate::filters::Filter;
-use crate::labels::{GameResult, white_pov};
+use crate::export::filters::Filter;
+use crate::position::board::Position;
+use crate::position::labels::{GameResult, white_pov};
 
 use super::{Chunk, Tally, for_each_kept};
 
@@ -104,7 +104,7 @@ pub fn chunk(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fen::parse_fen;
+    use crate::position::fen::parse_fen;
 
     fn decode(bytes: &[u8; 32]) -> (u64, Vec<(u8, u8)>, i16, u8, u8, u8) {
         let occ = u64::from_le_bytes(bytes[0..8].try_into().unwrap());

@@ -9,6 +9,7 @@
 
 pub mod binpack;
 pub mod bullet;
+pub mod filters;
 pub mod parquet;
 pub mod plain;
 
@@ -20,9 +21,9 @@ use rayon::prelude::*;
 
 use crate::db::{Block, Database, DbError};
 use crate::eval::Evaluator;
-use crate::filters::{Dropped, Filter, Row};
-use crate::labels::{self, Record};
+use crate::export::filters::{Dropped, Filter, Row};
 use crate::movegen::Board;
+use crate::position::labels::{self, Record};
 
 /// An export format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

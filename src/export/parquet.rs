@@ -26,11 +26,11 @@ use parquet::schema::types::{ColumnPath, SchemaDescriptor, TypePtr};
 use pawnstorm_kernels::Color;
 use thiserror::Error;
 
-use crate::board::PieceType;
 use crate::db::{Columns, Database, DbError, U16_LABELS};
 use crate::eval::Evaluator;
-use crate::filters::Filter;
-use crate::labels::{self, Record};
+use crate::export::filters::Filter;
+use crate::position::board::PieceType;
+use crate::position::labels::{self, Record};
 
 use super::{Chunk, Tally, for_each_kept};
 

@@ -18,8 +18,8 @@
 
 use crate::db::{Database, DbError};
 use crate::eval::Evaluator;
-use crate::filters::Filter;
-use crate::labels::{self, GameResult, Record, white_pov};
+use crate::export::filters::Filter;
+use crate::position::labels::{self, GameResult, Record, white_pov};
 use pawnstorm_kernels::Color;
 
 use super::{Chunk, Skipped, Tally, for_each_kept};
@@ -118,11 +118,11 @@ pub fn chunk(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::labels::{Labels, encode_move};
+    use crate::position::labels::{Labels, encode_move};
 
     fn record(fen: &str, labels: Labels) -> Record {
         Record {
-            position: crate::fen::parse_fen(fen).unwrap(),
+            position: crate::position::fen::parse_fen(fen).unwrap(),
             labels,
         }
     }

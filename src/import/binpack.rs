@@ -2,7 +2,7 @@
 //! bytes of chains (a first position, then moves and scores). The blocks are read here,
 //! from any stream (so a zstd-wrapped binpack or standard input works as a file does);
 //! their chains are decoded by the `sfbinpack` crate and become records through
-//! [`crate::binpack::record_of_entry`]. Each chain is one game: it gets the next game id.
+//! [`crate::db::binpack::record_of_entry`]. Each chain is one game: it gets the next game id.
 //!
 //! A damaged block cannot be decoded past its damage (chains are runs of variable-length
 //! moves): its remaining positions are lost, it is reported as one rejection, and the import
@@ -14,7 +14,7 @@ use std::panic::{self, AssertUnwindSafe};
 use sfbinpack::CompressedTrainingDataEntryReader;
 
 use super::{Counts, Handlers, ImportError, Rejection};
-use crate::binpack::record_of_entry;
+use crate::db::binpack::record_of_entry;
 
 const MAGIC: &[u8; 4] = b"BINP";
 /// Stockfish writes blocks of about 1 MB; anything far larger is not a binpack block.

@@ -32,8 +32,8 @@ mod scan;
 mod differential;
 
 use super::{Counts, Handlers, ImportError, Input};
-use crate::fen::parse_fen;
-use crate::labels::{Labels, Record};
+use crate::position::fen::parse_fen;
+use crate::position::labels::{Labels, Record};
 
 /// Bytes of lines parsed together (about 7000 lichess lines): enough that a batch
 /// outweighs handing it to the workers.
@@ -296,7 +296,7 @@ impl<'de> Deserialize<'de> for Deepest {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::score::MATE;
+    use crate::position::score::MATE;
 
     fn score(line: &str) -> Result<Option<i32>, String> {
         parse_eval_line(line.as_bytes()).map(|r| r.and_then(|r| r.labels.score))

@@ -6,7 +6,7 @@
 
 use pawnstorm_kernels::Color;
 
-use crate::search::score::{MATE, MATE_BOUND};
+use crate::position::score::{MATE, MATE_BOUND};
 
 /// The largest centipawn score that is not a mate: pawn scores beyond it are clamped, so
 /// that a huge evaluation never reads as a mate.

@@ -23,7 +23,7 @@ use flate2::read::MultiGzDecoder;
 use thiserror::Error;
 
 use crate::db::DbError;
-use crate::labels::{self, Record};
+use crate::position::labels::{self, Record};
 
 pub use into_db::{Imported, IntoDb, Observers, import_sources};
 

@@ -15,8 +15,8 @@ use shakmaty::{CastlingMode, Chess, EnPassantMode, Move, Position as _, Role};
 
 use super::lichess::{self, BadEval};
 use super::{Counts, Handlers, ImportError, ImportOptions, Input, PROGRESS_EVERY};
-use crate::board::{CastlingRights, CastlingSide, Position, PositionParts};
-use crate::labels::{self, GameResult, Labels, Record};
+use crate::position::board::{CastlingRights, CastlingSide, Position, PositionParts};
+use crate::position::labels::{self, GameResult, Labels, Record};
 use pawnstorm_kernels::{Bitboard, Color, Square};
 
 pub(super) fn import_games(

@@ -12,7 +12,7 @@ use pawnstorm_kernels::{Bitboard, Color, File, Square, pawns};
 
 use super::state::attackers_to_with;
 use super::{Board, Move, MoveList};
-use crate::board::{CastlingSide, PieceType, Position, back_rank};
+use crate::position::board::{CastlingSide, PieceType, Position, back_rank};
 
 /// Every legal move of `board`, appended to `list`.
 pub fn legal_moves(board: &Board, list: &mut MoveList) {

@@ -6,7 +6,7 @@ use pawnstorm_kernels::{File, Square};
 use thiserror::Error;
 
 use super::{Board, legal_moves};
-use crate::board::PieceType;
+use crate::position::board::PieceType;
 
 /// What a move does besides carrying a piece from one square to another.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -139,7 +139,7 @@ impl Move {
         UciMove { mv: self, chess960 }
     }
 
-    /// The move as the DB's `move` label column stores it ([`crate::labels::encode_move`]):
+    /// The move as the DB's `move` label column stores it ([`crate::position::labels::encode_move`]):
     /// castling as the king's two-square move, as UCI writes it.
     pub fn label_code(self) -> u16 {
         let to = if self.is_castle() {
@@ -156,7 +156,7 @@ impl Move {
                     .unwrap_or(3) as u8
             }
         };
-        crate::labels::encode_move(self.from().index(), to.index(), promotion)
+        crate::position::labels::encode_move(self.from().index(), to.index(), promotion)
     }
 
     /// The square the king ends on when this castling move is played.
@@ -336,7 +336,7 @@ mod tests {
             assert!(moves.iter().any(|m| m.is_castle()));
             for &mv in moves.iter() {
                 assert_eq!(
-                    crate::labels::move_to_uci(mv.label_code()),
+                    crate::position::labels::move_to_uci(mv.label_code()),
                     Some(mv.uci(false).to_string()),
                     "{fen}"
                 );

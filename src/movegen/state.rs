@@ -7,9 +7,9 @@ use pawnstorm_kernels::attacks::{
 use pawnstorm_kernels::{Bitboard, Color, File, Square};
 
 use super::{Move, MoveKind};
-use crate::board::{CastlingRights, CastlingSide, PieceType, Position, back_rank};
-use crate::fen::{FenError, parse_fen};
-use crate::zobrist;
+use crate::position::board::{CastlingRights, CastlingSide, PieceType, Position, back_rank};
+use crate::position::fen::{FenError, parse_fen};
+use crate::position::zobrist;
 
 /// A position ready for move generation: the `Position`, its full and pawn Zobrist keys
 /// (updated incrementally, always equal to `Position::zobrist` and `Position::pawn_key`)

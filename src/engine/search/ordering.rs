@@ -1,0 +1,285 @@
+//! Move ordering: the hash move, then winning and equal captures by MVV-LVA, killers and the
+//! counter-move, quiet moves by history, and losing captures last. Moves are picked one at
+//! a time (selection), since most nodes cut off after the first few.
+
+use crate::movegen::{Move, MoveList};
+use crate::position::board::{PieceType, Position};
+
+use super::see::{SEE_VALUES, captured, kind_at, see};
+
+const HASH_MOVE: i32 = 1 << 30;
+const GOOD_CAPTURE: i32 = 1 << 28;
+const KILLER: [i32; 2] = [(1 << 27) + 2, (1 << 27) + 1];
+const COUNTER: i32 = 1 << 27;
+const BAD_CAPTURE: i32 = -(1 << 28);
+/// History values stay within ±HISTORY_MAX (the update pulls them toward the bound).
+pub const HISTORY_MAX: i32 = 16_384;
+/// Correction-history entries per side, indexed by the low bits of the pawn key.
+const CORRECTION_ENTRIES: usize = 16_384;
+/// Correction entries are kept in 1/CORRECTION_GRAIN centipawns...
+const CORRECTION_GRAIN: i32 = 256;
+/// ... move toward a new observation by weight/CORRECTION_SCALE (at most 16/256) ...
+const CORRECTION_SCALE: i32 = 256;
+/// ... and correct the eval by at most this many centipawns.
+const CORRECTION_MAX_CP: i32 = 64;
+
+/// What the search remembers between nodes for ordering quiet moves.
+pub struct Heuristics {
+    /// Butterfly history: side, from, to.
+    history: Box<[[[i32; 64]; 64]; 2]>,
+    /// The reply that refuted a move last time, by the refuted move's piece (colour x 6 +
+    /// kind) and destination.
+    counters: Box<[[Move; 64]; 12]>,
+    /// Two quiet moves per ply that caused cut-offs.
+    pub killers: Vec<[Move; 2]>,
+    /// Static-evaluation correction: a running average, by side to move and pawn structure,
+    /// of how far searches came out from the static eval (the evaluation misjudges some
+    /// pawn structures consistently; the margins of pruning then use the corrected eval).
+    correction: Box<[[i32; CORRECTION_ENTRIES]; 2]>,
+}
+
+impl Heuristics {
+    pub fn new(max_ply: usize) -> Heuristics {
+        Heuristics {
+            history: Box::new([[[0; 64]; 64]; 2]),
+            counters: Box::new([[Move::NULL; 64]; 12]),
+            killers: vec![[Move::NULL; 2]; max_ply + 2],
+            correction: Box::new([[0; CORRECTION_ENTRIES]; 2]),
+        }
+    }
+
+    pub fn clear(&mut self) {
+        *self.history = [[[0; 64]; 64]; 2];
+        *self.counters = [[Move::NULL; 64]; 12];
+        *self.correction = [[0; CORRECTION_ENTRIES]; 2];
+        self.clear_killers();
+    }
+
+    pub fn clear_killers(&mut self) {
+        self.killers.fill([Move::NULL; 2]);
+    }
+
+    #[inline]
+    pub fn history(&self, side: usize, mv: Move) -> i32 {
+        self.history[side][mv.from().index() as usize][mv.to().index() as usize]
+    }
+
+    /// The static eval `raw` (side to move's view) corrected by what searches of positions
+    /// with these pawns have shown.
+    #[inline]
+    pub fn corrected_eval(&self, side: usize, pawn_key: u64, raw: i32) -> i32 {
+        raw + self.correction[side][pawn_key as usize % CORRECTION_ENTRIES] / CORRECTION_GRAIN
+    }
+
+    /// A search of `depth` found `searched` where the static eval said `raw`.
+    pub fn correct(&mut self, side: usize, pawn_key: u64, depth: i32, raw: i32, searched: i32) {
+        let limit = CORRECTION_MAX_CP * CORRECTION_GRAIN;
+        let target = ((searched - raw) * CORRECTION_GRAIN).clamp(-limit, limit);
+        let weight = (depth + 1).min(16);
+        let entry = &mut self.correction[side][pawn_key as usize % CORRECTION_ENTRIES];
+        *entry = (*entry * (CORRECTION_SCALE - weight) + target * weight) / CORRECTION_SCALE;
+    }
+
+    #[inline]
+    pub fn counter(&self, previous: Option<(usize, Move)>) -> Move {
+        previous.map_or(Move::NULL, |(piece, mv)| {
+            self.counters[piece][mv.to().index() as usize]
+        })
+    }
+
+    /// A quiet move caused a cut-off at `depth`: reward it, punish the quiets tried
+    /// before it.
+    pub fn reward(
+        &mut self,
+        side: usize,
+        ply: usize,
+        depth: i32,
+        best: Move,
+        tried: &[Move],
+        previous: Option<(usize, Move)>,
+    ) {
+        let bonus = (depth * depth * 16 + depth * 32).min(1600);
+        let update = |entry: &mut i32, delta: i32| {
+            *entry += delta - *entry * delta.abs() / HISTORY_MAX;
+        };
+        update(
+            &mut self.history[side][best.from().index() as usize][best.to().index() as usize],
+            bonus,
+        );
+        for &mv in tried.iter().filter(|&&mv| mv != best) {
+            update(
+                &mut self.history[side][mv.from().index() as usize][mv.to().index() as usize],
+                -bonus,
+            );
+        }
+        let killers = &mut self.killers[ply];
+        if killers[0] != best {
+            killers[1] = killers[0];
+            killers[0] = best;
+        }
+        if let Some((piece, mv)) = previous {
+            self.counters[piece][mv.to().index() as usize] = best;
+        }
+    }
+}
+
+/// Whether `mv` captures or promotes (what quiescence searches and history skips).
+#[inline]
+pub fn is_tactical(position: &Position, mv: Move) -> bool {
+    mv.promotion().is_some() || captured(position, mv).is_some()
+}
+
+/// The most valuable victim first, the least valuable attacker among equals.
+#[inline]
+pub fn mvv_lva(position: &Position, mv: Move) -> i32 {
+    let victim = captured(position, mv).map_or(0, |kind| SEE_VALUES[kind.index()]);
+    let promotion = mv
+        .promotion()
+        .map_or(0, |kind| SEE_VALUES[kind.index()] - SEE_VALUES[0]);
+    let attacker = kind_at(position, mv.from()).map_or(0, PieceType::index) as i32;
+    (victim + promotion) * 8 - attacker
+}
+
+/// A move list with a score per move, handed out best first.
+pub struct Picker {
+    moves: MoveList,
+    scores: [i32; crate::movegen::MAX_MOVES],
+    next: usize,
+}
+
+impl Picker {
+    /// Orders every move of `moves` for the main search.
+    pub fn new(
+        position: &Position,
+        moves: MoveList,
+        hash_move: Move,
+        heuristics: &Heuristics,
+        ply: usize,
+        previous: Option<(usize, Move)>,
+    ) -> Picker {
+        let side = position.side_to_move().index();
+        let killers = heuristics.killers[ply];
+        let counter = heuristics.counter(previous);
+        let mut scores = [0; crate::movegen::MAX_MOVES];
+        for (score, &mv) in scores.iter_mut().zip(moves.iter()) {
+            *score = if mv == hash_move {
+                HASH_MOVE
+            } else if is_tactical(position, mv) {
+                let order = mvv_lva(position, mv);
+                // Underpromotions are rarely good: after the quiets.
+                if mv.promotion().is_some_and(|p| p != PieceType::Queen) {
+                    BAD_CAPTURE + order
+                } else if see(position, mv) >= 0 {
+                    GOOD_CAPTURE + order
+                } else {
+                    BAD_CAPTURE + order
+                }
+            } else if mv == killers[0] {
+                KILLER[0]
+            } else if mv == killers[1] {
+                KILLER[1]
+            } else if mv == counter {
+                COUNTER
+            } else {
+                heuristics.history(side, mv)
+            };
+        }
+        Picker {
+            moves,
+            scores,
+            next: 0,
+        }
+    }
+
+    /// Orders captures for quiescence by MVV-LVA.
+    pub fn captures(position: &Position, moves: MoveList) -> Picker {
+        Picker::ranked(moves, |mv| mvv_lva(position, mv))
+    }
+
+    /// Orders moves by a given score per move (the root, by the last iteration).
+    pub fn ranked(moves: MoveList, rank: impl Fn(Move) -> i32) -> Picker {
+        let mut scores = [0; crate::movegen::MAX_MOVES];
+        for (score, &mv) in scores.iter_mut().zip(moves.iter()) {
+            *score = rank(mv);
+        }
+        Picker {
+            moves,
+            scores,
+            next: 0,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.moves.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.moves.is_empty()
+    }
+
+    /// The best remaining move and its ordering score.
+    #[inline]
+    pub fn pick(&mut self) -> Option<(Move, i32)> {
+        let len = self.moves.len();
+        if self.next >= len {
+            return None;
+        }
+        let mut best = self.next;
+        for i in self.next + 1..len {
+            if self.scores[i] > self.scores[best] {
+                best = i;
+            }
+        }
+        let moves = self.moves.as_mut_slice();
+        moves.swap(self.next, best);
+        self.scores.swap(self.next, best);
+        let picked = (moves[self.next], self.scores[self.next]);
+        self.next += 1;
+        Some(picked)
+    }
+}
+
+/// Whether an ordering score marks a capture that loses material by SEE (or an
+/// underpromotion).
+#[inline]
+pub fn is_bad_tactical(score: i32) -> bool {
+    score < -(1 << 27)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn correction_converges_to_the_searched_error_within_its_bound() {
+        let mut heuristics = Heuristics::new(8);
+        let (pawns, other_pawns) = (0x1234_5678_9abc_def0, 0x0fed_cba9_8765_4321);
+        assert_eq!(heuristics.corrected_eval(0, pawns, 10), 10);
+        for _ in 0..200 {
+            heuristics.correct(0, pawns, 20, 10, 40);
+        }
+        // The eval said 10, searches said 40: the correction learns the +30.
+        let learned = heuristics.corrected_eval(0, pawns, 10);
+        assert!((39..=40).contains(&learned), "{learned}");
+        // Only for that side and those pawns.
+        assert_eq!(heuristics.corrected_eval(1, pawns, 10), 10);
+        assert_eq!(heuristics.corrected_eval(0, other_pawns, 10), 10);
+        // A shallow search moves it less than a deep one.
+        let mut shallow = Heuristics::new(8);
+        let mut deep = Heuristics::new(8);
+        shallow.correct(0, pawns, 1, 0, 50);
+        deep.correct(0, pawns, 12, 0, 50);
+        assert!(shallow.corrected_eval(0, pawns, 0) < deep.corrected_eval(0, pawns, 0));
+        // However wrong the eval, the correction stays within its bound.
+        for _ in 0..500 {
+            heuristics.correct(0, pawns, 30, 0, 5_000);
+        }
+        let capped = heuristics.corrected_eval(0, pawns, 0);
+        assert!(
+            (CORRECTION_MAX_CP - 1..=CORRECTION_MAX_CP).contains(&capped),
+            "{capped}"
+        );
+        heuristics.clear();
+        assert_eq!(heuristics.corrected_eval(0, pawns, 0), 0);
+    }
+}

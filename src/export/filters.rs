@@ -1,0 +1,444 @@
+//! Which positions a trainer wants: the filters of `features`, `tune` and `export`.
+//!
+//! A position is dropped by the first filter it fails, in the order of [`Reason::ALL`] (the
+//! cheap label checks first, the quiescence search last), and counted under that filter.
+
+use std::fmt;
+use std::ops::RangeInclusive;
+
+use pawnstorm_kernels::Color;
+use pawnstorm_kernels::geometry::pawn_attacks;
+use pawnstorm_kernels::setwise::{bishop_attacks, king_attacks, knight_attacks, rook_attacks};
+
+use crate::db::Block;
+use crate::eval::Evaluator;
+use crate::eval::Prepared;
+use crate::eval::endgame::PositionBoards;
+use crate::movegen::{Board, MoveList, captures};
+use crate::position::labels::Record;
+use crate::position::score::MATE_BOUND;
+
+/// Why a position was dropped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reason {
+    NoResult,
+    NoScore,
+    Mate,
+    Plies,
+    Pieces,
+    Check,
+    NotQuiet,
+}
+
+impl Reason {
+    pub const ALL: [Reason; 7] = [
+        Reason::NoResult,
+        Reason::NoScore,
+        Reason::Mate,
+        Reason::Plies,
+        Reason::Pieces,
+        Reason::Check,
+        Reason::NotQuiet,
+    ];
+
+    /// The option that drops it, as the summary names it.
+    pub fn option(self) -> &'static str {
+        match self {
+            Reason::NoResult => "--require-result",
+            Reason::NoScore => "--require-score",
+            Reason::Mate => "--drop-mates",
+            Reason::Plies => "--skip-plies",
+            Reason::Pieces => "--pieces",
+            Reason::Check => "--skip-check",
+            Reason::NotQuiet => "--quiet-only",
+        }
+    }
+}
+
+/// The filters asked for; the default keeps everything.
+#[derive(Clone, Debug, Default)]
+pub struct Filter {
+    pub require_result: bool,
+    pub require_score: bool,
+    /// Drop positions whose score label is a mate score (beyond [`MATE_BOUND`] either way).
+    pub drop_mates: bool,
+    /// Drop positions fewer than this many plies into their game (the `ply` label, else
+    /// what the fullmove number and side to move say).
+    pub skip_plies: u32,
+    /// Keep positions with this many pieces, kings and pawns included.
+    pub pieces: Option<RangeInclusive<u32>>,
+    pub skip_check: bool,
+    /// Keep positions where no capture or promotion sequence beats the static evaluation
+    /// (a quiescence search with these weights); positions in check are not quiet.
+    pub quiet_only: Option<Prepared>,
+}
+
+/// How many positions each filter dropped.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Dropped {
+    pub counts: [u64; Reason::ALL.len()],
+}
+
+impl Dropped {
+    pub fn add(&mut self, reason: Reason) {
+        self.counts[reason as usize] += 1;
+    }
+
+    pub fn merge(&mut self, other: &Dropped) {
+        for (a, b) in self.counts.iter_mut().zip(other.counts) {
+            *a += b;
+        }
+    }
+
+    pub fn total(&self) -> u64 {
+        self.counts.iter().sum()
+    }
+
+    pub fn count(&self, reason: Reason) -> u64 {
+        self.counts[reason as usize]
+    }
+}
+
+/// `dropped N (--skip-check 3, --quiet-only 7)`, naming only the filters in use.
+impl fmt::Display for Dropped {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "dropped {}", self.total())?;
+        let parts: Vec<String> = Reason::ALL
+            .iter()
+            .filter(|r| self.count(**r) > 0)
+            .map(|r| format!("{} {}", r.option(), self.count(*r)))
+            .collect();
+        if !parts.is_empty() {
+            write!(f, " ({})", parts.join(", "))?;
+        }
+        Ok(())
+    }
+}
+
+/// One position as the filters see it.
+#[derive(Clone, Copy, Debug)]
+pub struct Row {
+    pub boards: PositionBoards,
+    pub result: Option<i8>,
+    pub score: Option<i32>,
+    pub ply: Option<u16>,
+    pub fullmove_number: u16,
+}
+
+impl Row {
+    /// Row `row` of `block` (labels as unknown where the DB has no such column or marks
+    /// them unknown).
+    pub fn of_block(block: &Block<'_>, row: usize) -> Row {
+        use crate::db::{NO_PLY, NO_RESULT, NO_SCORE};
+        Row {
+            boards: crate::eval::batch::row_boards(block, row),
+            result: block.result.map(|c| c[row]).filter(|&r| r != NO_RESULT),
+            score: block.score.map(|c| c[row]).filter(|&s| s != NO_SCORE),
+            ply: block.ply.map(|c| c[row]).filter(|&p| p != NO_PLY),
+            fullmove_number: block.fullmove_number[row],
+        }
+    }
+
+    pub fn of_record(record: &Record) -> Row {
+        let p = &record.position;
+        Row {
+            boards: crate::eval::position_boards(p),
+            result: record.labels.result.map(|r| r.to_i8()),
+            score: record.labels.score,
+            ply: record.labels.ply,
+            fullmove_number: p.fullmove_number(),
+        }
+    }
+
+    /// Half-moves played: the label, else from the fullmove number.
+    pub fn ply(&self) -> u32 {
+        match self.ply {
+            Some(ply) => ply as u32,
+            None => 2 * (self.fullmove_number.max(1) as u32 - 1) + self.boards.black_to_move as u32,
+        }
+    }
+
+    /// Whether the side to move's king is attacked.
+    pub fn in_check(&self) -> bool {
+        let b = &self.boards;
+        let us = b.black_to_move as usize;
+        let them = 1 - us;
+        let occupied = b.colors[0] | b.colors[1];
+        let empty = !occupied;
+        let theirs = |kind: usize| b.pieces[kind] & b.colors[them];
+        let enemy = if them == 0 {
+            Color::White
+        } else {
+            Color::Black
+        };
+        let queens = theirs(4);
+        let attacks = pawn_attacks(enemy, theirs(0))
+            | knight_attacks(theirs(1))
+            | bishop_attacks(theirs(2) | queens, empty)
+            | rook_attacks(theirs(3) | queens, empty)
+            | king_attacks(theirs(5));
+        attacks & b.pieces[5] & b.colors[us] != 0
+    }
+
+    pub fn piece_count(&self) -> u32 {
+        (self.boards.colors[0] | self.boards.colors[1]).count_ones()
+    }
+}
+
+/// Deepest capture sequence the quiet test follows; longer ones count as quiet.
+const QUIET_MAX_PLY: usize = 16;
+
+impl Filter {
+    /// Whether every position passes.
+    pub fn is_empty(&self) -> bool {
+        !self.require_result
+            && !self.require_score
+            && !self.drop_mates
+            && self.skip_plies == 0
+            && self.pieces.is_none()
+            && !self.skip_check
+            && self.quiet_only.is_none()
+    }
+
+    /// Why `row` is dropped, or `None` to keep it. `board` builds the full position, which
+    /// only the quiet test needs (castling and en passant matter to captures); `evaluator`
+    /// is this thread's, with the quiet test's weights.
+    pub fn check(
+        &self,
+        row: &Row,
+        board: impl FnOnce() -> Option<Board>,
+        evaluator: Option<&mut Evaluator>,
+    ) -> Option<Reason> {
+        if self.require_result && row.result.is_none() {
+            return Some(Reason::NoResult);
+        }
+        if self.require_score && row.score.is_none() {
+            return Some(Reason::NoScore);
+        }
+        if self.drop_mates
+            && row
+                .score
+                .is_some_and(|s| s.unsigned_abs() >= MATE_BOUND as u32)
+        {
+            return Some(Reason::Mate);
+        }
+        if row.ply() < self.skip_plies {
+            return Some(Reason::Plies);
+        }
+        if let Some(range) = &self.pieces
+            && !range.contains(&row.piece_count())
+        {
+            return Some(Reason::Pieces);
+        }
+        let in_check = (self.skip_check || self.quiet_only.is_some()) && row.in_check();
+        if self.skip_check && in_check {
+            return Some(Reason::Check);
+        }
+        if self.quiet_only.is_some() {
+            if in_check {
+                return Some(Reason::NotQuiet);
+            }
+            let quiet = match (board(), evaluator) {
+                (Some(board), Some(evaluator)) => is_quiet(&board, evaluator),
+                // A position that cannot be built (a validated DB row always can) or no
+                // evaluator: not known to be quiet.
+                _ => false,
+            };
+            if !quiet {
+                return Some(Reason::NotQuiet);
+            }
+        }
+        None
+    }
+
+    /// An evaluator for [`Filter::check`], when the quiet test needs one.
+    pub fn evaluator(&self) -> Option<Evaluator> {
+        self.quiet_only
+            .as_ref()
+            .map(|prepared| Evaluator::new(prepared.clone(), 1 << 12))
+    }
+
+    /// The rows of `block` to keep, in order, appended to `keep`; the dropped ones counted.
+    pub fn block_rows(
+        &self,
+        block: &Block<'_>,
+        evaluator: &mut Option<Evaluator>,
+        keep: &mut Vec<u32>,
+        dropped: &mut Dropped,
+    ) {
+        for row in 0..block.len {
+            if self.is_empty() {
+                keep.push(row as u32);
+                continue;
+            }
+            let view = Row::of_block(block, row);
+            let board = || block.record(row).ok().map(|r| Board::new(r.position));
+            match self.check(&view, board, evaluator.as_mut()) {
+                None => keep.push(row as u32),
+                Some(reason) => dropped.add(reason),
+            }
+        }
+    }
+}
+
+/// The static evaluation from the side to move's point of view.
+fn side_eval(board: &Board, evaluator: &mut Evaluator) -> i32 {
+    let score = evaluator.evaluate_keyed(board.position(), board.pawn_key());
+    if board.side_to_move() == Color::White {
+        score
+    } else {
+        -score
+    }
+}
+
+/// Whether no capture or promotion line beats standing pat: a null-window quiescence search
+/// around the static evaluation.
+pub fn is_quiet(board: &Board, evaluator: &mut Evaluator) -> bool {
+    let stand = side_eval(board, evaluator);
+    quiescence(board, evaluator, stand, stand + 1, 0) <= stand
+}
+
+/// Fail-hard quiescence over captures and promotions (the side to move stands pat).
+fn quiescence(
+    board: &Board,
+    evaluator: &mut Evaluator,
+    mut alpha: i32,
+    beta: i32,
+    ply: usize,
+) -> i32 {
+    let stand = side_eval(board, evaluator);
+    if stand >= beta {
+        return beta;
+    }
+    if ply >= QUIET_MAX_PLY {
+        return alpha.max(stand);
+    }
+    alpha = alpha.max(stand);
+    let mut moves = MoveList::new();
+    captures(board, &mut moves);
+    for &mv in moves.iter() {
+        let child = board.play(mv);
+        let score = -quiescence(&child, evaluator, -beta, -alpha, ply + 1);
+        if score >= beta {
+            return beta;
+        }
+        alpha = alpha.max(score);
+    }
+    alpha
+}
+
+/// Parses `MIN..MAX`, `MIN..` or `..MAX` (inclusive) for `--pieces`.
+pub fn parse_piece_range(text: &str) -> Result<RangeInclusive<u32>, String> {
+    let (min, max) = text
+        .split_once("..")
+        .ok_or_else(|| format!("`{text}` is not MIN..MAX (for example 6..20)"))?;
+    let bound = |s: &str, default: u32| -> Result<u32, String> {
+        if s.is_empty() {
+            Ok(default)
+        } else {
+            s.trim_start_matches('=')
+                .parse()
+                .map_err(|_| format!("`{s}` in `{text}` is not a number"))
+        }
+    };
+    let (min, max) = (bound(min, 2)?, bound(max, 32)?);
+    if min > max {
+        return Err(format!("`{text}`: {min} is more than {max}"));
+    }
+    Ok(min..=max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eval::Prepared;
+
+    fn row(fen: &str) -> (Row, Board) {
+        let board = Board::from_fen(fen).expect("fen");
+        let record = Record {
+            position: board.position().clone(),
+            labels: Default::default(),
+        };
+        (Row::of_record(&record), board)
+    }
+
+    #[test]
+    fn check_is_seen_by_every_kind() {
+        for (fen, check) in [
+            ("4k3/8/8/8/8/8/8/4K2r w - - 0 1", true),
+            ("4k3/8/8/8/8/8/3p4/4K3 w - - 0 1", true),
+            ("4k3/8/8/8/8/8/4p3/4K3 w - - 0 1", false),
+            ("4k3/8/8/8/1b6/8/8/4K3 w - - 0 1", true),
+            ("4k3/8/8/8/1b6/2P5/8/4K3 w - - 0 1", false),
+            ("4k3/8/8/8/8/5n2/8/4K3 w - - 0 1", true),
+            ("4k3/8/8/8/8/8/8/R3K3 b - - 0 1", false),
+            ("4k3/8/8/8/8/8/8/4R1K1 b - - 0 1", true),
+            ("4k3/5P2/8/8/8/8/8/6K1 b - - 0 1", true),
+        ] {
+            let (row, board) = row(fen);
+            assert_eq!(row.in_check(), check, "{fen}");
+            assert_eq!(board.in_check(), check, "{fen}");
+        }
+    }
+
+    #[test]
+    fn quiet_means_no_winning_capture() {
+        let mut evaluator = Evaluator::new(Prepared::default(), 1 << 10);
+        // A queen en prise to a pawn is not quiet; the start position is.
+        let loud = Board::from_fen("4k3/8/8/3q4/4P3/8/8/4K3 w - - 0 1").expect("fen");
+        assert!(!is_quiet(&loud, &mut evaluator));
+        assert!(is_quiet(&Board::startpos(), &mut evaluator));
+        // A defended pawn attacked by a queen: taking loses the queen, so it is quiet.
+        let defended = Board::from_fen("4k3/8/2p5/3p4/8/8/3Q4/4K3 w - - 0 1").expect("fen");
+        assert!(is_quiet(&defended, &mut evaluator));
+    }
+
+    #[test]
+    fn piece_ranges() {
+        assert_eq!(parse_piece_range("6..20"), Ok(6..=20));
+        assert_eq!(parse_piece_range("..10"), Ok(2..=10));
+        assert_eq!(parse_piece_range("12.."), Ok(12..=32));
+        assert!(parse_piece_range("20..6").is_err());
+        assert!(parse_piece_range("x..6").is_err());
+        assert!(parse_piece_range("12").is_err());
+    }
+
+    #[test]
+    fn each_filter_drops_what_it_names() {
+        let (mut start, _) = row("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1");
+        let keep_all = Filter::default();
+        assert_eq!(keep_all.check(&start, || None, None), None);
+        let need_result = Filter {
+            require_result: true,
+            ..Filter::default()
+        };
+        assert_eq!(
+            need_result.check(&start, || None, None),
+            Some(Reason::NoResult)
+        );
+        start.result = Some(0);
+        assert_eq!(need_result.check(&start, || None, None), None);
+        let mates = Filter {
+            drop_mates: true,
+            ..Filter::default()
+        };
+        start.score = Some(MATE_BOUND + 3);
+        assert_eq!(mates.check(&start, || None, None), Some(Reason::Mate));
+        start.score = Some(-(MATE_BOUND + 3));
+        assert_eq!(mates.check(&start, || None, None), Some(Reason::Mate));
+        start.score = Some(900);
+        assert_eq!(mates.check(&start, || None, None), None);
+        let plies = Filter {
+            skip_plies: 1,
+            ..Filter::default()
+        };
+        assert_eq!(plies.check(&start, || None, None), Some(Reason::Plies));
+        start.ply = Some(1);
+        assert_eq!(plies.check(&start, || None, None), None);
+        let pieces = Filter {
+            pieces: Some(2..=31),
+            ..Filter::default()
+        };
+        assert_eq!(pieces.check(&start, || None, None), Some(Reason::Pieces));
+    }
+}

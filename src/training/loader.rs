@@ -1,0 +1,735 @@
+//! A streaming batch loader for network trainers: positions from DBs, binpacks and anything
+//! `import` reads, filtered, shuffled through a bounded buffer, cut into batches of NNUE
+//! features with the side to move's score and result, built ahead of the consumer by
+//! worker threads. Memory is bounded by the shuffle buffer and the batches in flight, not by
+//! the data.
+//!
+//! One reader thread walks the inputs in order (a DB's blocks in a seeded random order when
+//! shuffling), applies the filters and feeds the shuffle buffer; what leaves the buffer is
+//! cut into batches, numbered, and handed to the workers, which compute the features; the
+//! consumer takes the batches back in their numbers' order. So every position kept by the
+//! filters appears once per pass, and the same seed gives the same batches whatever the
+//! thread count.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use pawnstorm_kernels::Color;
+
+use crate::db::{Database, DbError};
+use crate::export::filters::{Filter, Row};
+use crate::import::{self, AfterRejection, Handlers, ImportOptions, Source};
+use crate::movegen::Board;
+use crate::position::labels::{GameResult, Record};
+use crate::training::arrays::UNKNOWN_SCORE;
+use crate::training::nnue::{FeatureSet, MAX_ACTIVE};
+
+/// What a loader reads and how it cuts it.
+#[derive(Clone, Debug)]
+pub struct LoaderConfig {
+    pub paths: Vec<PathBuf>,
+    pub batch_size: usize,
+    pub set: FeatureSet,
+    pub shuffle: bool,
+    /// Positions held for shuffling (0: no buffer; only the order of DB blocks is shuffled).
+    pub shuffle_buffer: usize,
+    pub seed: u64,
+    /// Worker threads computing features.
+    pub threads: usize,
+    pub filter: Filter,
+}
+
+/// One batch: `len` positions, the arrays row-major.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Batch {
+    pub len: usize,
+    /// (len, 32) active inputs from the side to move's perspective, -1 padded.
+    pub stm_features: Vec<i32>,
+    /// (len, 32) the same from the other side's.
+    pub nstm_features: Vec<i32>,
+    /// 0 White to move, 1 Black.
+    pub stm: Vec<u8>,
+    /// Centipawns, side to move's view; `i32::MIN` unknown.
+    pub score: Vec<i32>,
+    /// The side to move's result: 1, 0.5, 0; NaN unknown.
+    pub result: Vec<f32>,
+}
+
+/// A position as the pipeline carries it: 32 bytes, so that the shuffle buffer is a
+/// quarter of the size of full records and its random accesses miss the cache less.
+/// Aligned to its size so that no slot of the shuffle buffer straddles two cache lines
+/// (one prefetch brings a whole slot).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(align(32))]
+pub struct Packed {
+    occupied: u64,
+    /// One nibble per occupied square in ascending order: colour × 6 + type (the first
+    /// sixteen in the first word, lowest nibble first).
+    pieces: [u64; 2],
+    /// Side to move's view; `i32::MIN` unknown.
+    score: i32,
+    /// 0 White to move, 1 Black.
+    stm: u8,
+    /// Side to move's result: 2 won, 1 draw, 0 lost, 255 unknown.
+    result: u8,
+    /// The kings' squares, White's first (the feature sets' king buckets).
+    kings: [u8; 2],
+}
+
+impl Packed {
+    fn new(
+        boards: &[u64; 12],
+        black_to_move: bool,
+        white_score: Option<i32>,
+        white_result: Option<i8>,
+    ) -> Packed {
+        let (occupied, pieces) = crate::training::nnue::pack(boards);
+        let kings = [
+            boards[5].trailing_zeros() as u8,
+            boards[11].trailing_zeros() as u8,
+        ];
+        Packed {
+            occupied,
+            pieces,
+            score: match white_score {
+                Some(s) if black_to_move => -s,
+                Some(s) => s,
+                None => UNKNOWN_SCORE,
+            },
+            stm: black_to_move as u8,
+            result: match white_result {
+                None => 255,
+                Some(r) => {
+                    let r = if black_to_move { -r } else { r };
+                    (r + 1) as u8
+                }
+            },
+            kings,
+        }
+    }
+
+    fn of_record(record: &Record) -> Packed {
+        let p = &record.position;
+        let mut boards = [0u64; 12];
+        for color in [Color::White, Color::Black] {
+            for kind in crate::position::board::PieceType::ALL {
+                boards[6 * color.index() + kind.index()] = p.pieces(color, kind).0;
+            }
+        }
+        Packed::new(
+            &boards,
+            p.side_to_move() == Color::Black,
+            record.labels.score,
+            record.labels.result.map(GameResult::to_i8),
+        )
+    }
+
+    fn of_block_row(block: &crate::db::Block<'_>, row: usize) -> Packed {
+        let mut boards = [0u64; 12];
+        for (i, board) in boards.iter_mut().enumerate() {
+            *board = block.pieces[i % 6][row].0 & block.colors[i / 6][row].0;
+        }
+        let score = block
+            .score
+            .map(|c| c[row])
+            .filter(|&s| s != crate::db::NO_SCORE);
+        let result = block
+            .result
+            .map(|c| c[row])
+            .filter(|&r| r != crate::db::NO_RESULT);
+        Packed::new(&boards, block.side_to_move[row] != 0, score, result)
+    }
+
+    #[cfg(test)]
+    fn boards(&self) -> [u64; 12] {
+        crate::training::nnue::unpack(self.occupied, self.pieces)
+    }
+}
+
+/// What the reader met besides good positions.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReadCounts {
+    /// Positions that passed the filters.
+    pub kept: u64,
+    pub dropped: u64,
+    /// Bad records in text or binpack inputs (skipped, as `import` skips them).
+    pub rejected: u64,
+}
+
+/// A running pass over the inputs: an iterator of batches.
+pub struct Loader {
+    batches: Receiver<Result<(u64, Batch), String>>,
+    waiting: BTreeMap<u64, Batch>,
+    next: u64,
+    finished: bool,
+    stop: Arc<AtomicBool>,
+    counts: Arc<Mutex<ReadCounts>>,
+    threads: Vec<JoinHandle<()>>,
+    recycler: Recycler,
+}
+
+/// Feature arrays their consumer is done with, kept for the workers to fill again: a batch's
+/// two 2 MiB arrays, freshly allocated, cost page faults and zeroed pages in the kernel (a
+/// tenth of the loader's time), and glibc hands large blocks back to the system on free.
+#[derive(Clone, Debug, Default)]
+pub struct Recycler(Arc<Mutex<Vec<Vec<i32>>>>);
+
+/// Arrays the recycler keeps at most; the rest are freed.
+const RECYCLED_ARRAYS: usize = 16;
+
+impl Recycler {
+    /// Takes back an array (its contents are not read again).
+    pub fn give(&self, array: Vec<i32>) {
+        if let Ok(mut pool) = self.0.lock()
+            && pool.len() < RECYCLED_ARRAYS
+        {
+            pool.push(array);
+        }
+    }
+
+    /// An empty array with room for `capacity` values.
+    fn take(&self, capacity: usize) -> Vec<i32> {
+        let mut array = self
+            .0
+            .lock()
+            .ok()
+            .and_then(|mut pool| pool.pop())
+            .unwrap_or_default();
+        array.clear();
+        array.reserve(capacity);
+        array
+    }
+}
+
+/// Batches each worker may have built ahead of the consumer.
+const AHEAD_PER_THREAD: usize = 2;
+
+impl Loader {
+    /// Starts the threads of one pass.
+    pub fn start(config: LoaderConfig) -> Result<Loader, String> {
+        if config.batch_size == 0 {
+            return Err("batch_size must be at least 1".to_string());
+        }
+        if config.paths.is_empty() {
+            return Err("no inputs".to_string());
+        }
+        let threads = config.threads.max(1);
+        let (work_tx, work_rx) = sync_channel::<(u64, Vec<Packed>)>(threads * AHEAD_PER_THREAD);
+        let (out_tx, out_rx) = sync_channel(threads * AHEAD_PER_THREAD);
+        let stop = Arc::new(AtomicBool::new(false));
+        let counts = Arc::new(Mutex::new(ReadCounts::default()));
+        let recycler = Recycler::default();
+        let mut handles = Vec::new();
+        let work_rx = Arc::new(Mutex::new(work_rx));
+        for _ in 0..threads {
+            let work_rx = Arc::clone(&work_rx);
+            let out_tx = out_tx.clone();
+            let set = config.set;
+            let recycler = recycler.clone();
+            handles.push(std::thread::spawn(move || {
+                loop {
+                    let job = match work_rx.lock() {
+                        Ok(rx) => rx.recv(),
+                        Err(_) => return,
+                    };
+                    let Ok((seq, records)) = job else { return };
+                    let batch = build_batch(&records, set, &recycler);
+                    if out_tx.send(Ok((seq, batch))).is_err() {
+                        return;
+                    }
+                }
+            }));
+        }
+        {
+            let stop = Arc::clone(&stop);
+            let counts = Arc::clone(&counts);
+            handles.push(std::thread::spawn(move || {
+                let mut batcher = Batcher {
+                    tx: work_tx,
+                    pending: Vec::with_capacity(config.batch_size),
+                    batch_size: config.batch_size,
+                    seq: 0,
+                    stop: &stop,
+                };
+                let outcome = read_all(&config, &mut batcher, &counts);
+                let outcome = outcome.and_then(|()| batcher.flush());
+                if let Err(message) = outcome {
+                    // The consumer may be gone: then nobody needs the message.
+                    let _ = out_tx.send(Err(message));
+                }
+            }));
+        }
+        Ok(Loader {
+            batches: out_rx,
+            waiting: BTreeMap::new(),
+            next: 0,
+            finished: false,
+            stop,
+            counts,
+            threads: handles,
+            recycler,
+        })
+    }
+
+    /// Where spent feature arrays go back to be filled again.
+    pub fn recycler(&self) -> Recycler {
+        self.recycler.clone()
+    }
+
+    /// What the reader has read so far (all of it once the pass is over).
+    pub fn counts(&self) -> ReadCounts {
+        self.counts.lock().map(|c| c.clone()).unwrap_or_default()
+    }
+
+    /// The counts as the reader updates them, readable without the loader (which its
+    /// consumer may be holding while it waits for a batch).
+    pub fn counts_handle(&self) -> Arc<Mutex<ReadCounts>> {
+        Arc::clone(&self.counts)
+    }
+}
+
+impl Iterator for Loader {
+    type Item = Result<Batch, String>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(batch) = self.waiting.remove(&self.next) {
+                self.next += 1;
+                return Some(Ok(batch));
+            }
+            if self.finished {
+                return None;
+            }
+            match self.batches.recv() {
+                Ok(Ok((seq, batch))) => {
+                    self.waiting.insert(seq, batch);
+                }
+                Ok(Err(message)) => {
+                    self.finished = true;
+                    self.waiting.clear();
+                    return Some(Err(message));
+                }
+                // Every sender gone: the reader and the workers are done.
+                Err(_) => {
+                    self.finished = true;
+                    if self.waiting.is_empty() {
+                        return None;
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Loader {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        // Unblock the workers (their sends fail once the receiver is gone), then wait.
+        let (_, dead) = sync_channel(0);
+        drop(std::mem::replace(&mut self.batches, dead));
+        for handle in self.threads.drain(..) {
+            let _ = handle.join();
+        }
+    }
+}
+
+/// Cuts the shuffled stream into numbered batches for the workers.
+struct Batcher<'a> {
+    tx: SyncSender<(u64, Vec<Packed>)>,
+    pending: Vec<Packed>,
+    batch_size: usize,
+    seq: u64,
+    stop: &'a AtomicBool,
+}
+
+impl Batcher<'_> {
+    fn push(&mut self, record: Packed) -> Result<(), String> {
+        self.pending.push(record);
+        if self.pending.len() == self.batch_size {
+            self.send()?;
+        }
+        Ok(())
+    }
+
+    fn send(&mut self) -> Result<(), String> {
+        if self.stop.load(Ordering::Relaxed) {
+            return Err(STOPPED.to_string());
+        }
+        let records = std::mem::replace(&mut self.pending, Vec::with_capacity(self.batch_size));
+        self.tx
+            .send((self.seq, records))
+            .map_err(|_| STOPPED.to_string())?;
+        self.seq += 1;
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), String> {
+        if !self.pending.is_empty() {
+            self.send()?;
+        }
+        Ok(())
+    }
+}
+
+const STOPPED: &str = "the loader was dropped";
+
+/// splitmix64: the loader's only randomness, seeded.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        ((self.next() as u128 * n as u128) >> 64) as usize
+    }
+}
+
+/// The shuffle buffer: full, each new position takes the place of a random one, which
+/// leaves; at the end the rest leave in a random order. Each position leaves once.
+struct Shuffler<'a, 'b> {
+    buffer: Vec<Packed>,
+    capacity: usize,
+    rng: Rng,
+    /// The slots the next positions replace, drawn [`SLOTS_AHEAD`] pushes ahead so that
+    /// they can be prefetched: a random slot of a large buffer is a cache miss (a memory
+    /// latency, several times one push's work), the loader's main cost.
+    upcoming: [usize; SLOTS_AHEAD],
+    pushes: usize,
+    out: &'a mut Batcher<'b>,
+}
+
+const SLOTS_AHEAD: usize = 16;
+
+impl Shuffler<'_, '_> {
+    fn push(&mut self, record: Packed) -> Result<(), String> {
+        if self.capacity == 0 {
+            return self.out.push(record);
+        }
+        if self.buffer.len() < self.capacity {
+            self.buffer.push(record);
+            if self.buffer.len() == self.capacity {
+                for slot in &mut self.upcoming {
+                    *slot = self.rng.below(self.capacity);
+                }
+            }
+            return Ok(());
+        }
+        let k = self.pushes % SLOTS_AHEAD;
+        self.pushes += 1;
+        let j = self.upcoming[k];
+        self.upcoming[k] = self.rng.below(self.capacity);
+        prefetch(&self.buffer[self.upcoming[k]]);
+        let leaving = std::mem::replace(&mut self.buffer[j], record);
+        self.out.push(leaving)
+    }
+
+    fn finish(&mut self) -> Result<(), String> {
+        let mut rest = std::mem::take(&mut self.buffer);
+        for i in (1..rest.len()).rev() {
+            let j = self.rng.below(i + 1);
+            rest.swap(i, j);
+        }
+        for record in rest {
+            self.out.push(record)?;
+        }
+        Ok(())
+    }
+}
+
+/// The shuffle buffer's storage, asked for in huge pages where the system gives them on
+/// request: its accesses are random, and with 4 KiB pages nearly each one also misses the
+/// TLB.
+fn shuffle_buffer(capacity: usize) -> Vec<Packed> {
+    let buffer: Vec<Packed> = Vec::with_capacity(capacity);
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        let start = buffer.as_ptr() as usize;
+        let end = start + capacity * std::mem::size_of::<Packed>();
+        let aligned = start.next_multiple_of(HUGE);
+        if aligned + HUGE <= end {
+            // SAFETY: advice over memory this vector owns (whole pages inside its
+            // allocation); it changes how the pages are backed, never their contents.
+            unsafe {
+                libc::madvise(
+                    aligned as *mut libc::c_void,
+                    (end - aligned) / HUGE * HUGE,
+                    libc::MADV_HUGEPAGE,
+                );
+            }
+        }
+    }
+    buffer
+}
+
+#[inline(always)]
+fn prefetch<T>(value: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint; it reads nothing architecturally and cannot fault.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(
+            (value as *const T).cast::<i8>(),
+            std::arch::x86_64::_MM_HINT_T0,
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = value;
+}
+
+fn read_all(
+    config: &LoaderConfig,
+    batcher: &mut Batcher<'_>,
+    counts: &Mutex<ReadCounts>,
+) -> Result<(), String> {
+    let mut rng = Rng(config.seed ^ 0x005e_ed0f_10ad);
+    let capacity = if config.shuffle {
+        config.shuffle_buffer
+    } else {
+        0
+    };
+    let block_rng = Rng(rng.next());
+    let mut shuffler = Shuffler {
+        buffer: shuffle_buffer(capacity),
+        capacity,
+        rng,
+        upcoming: [0; SLOTS_AHEAD],
+        pushes: 0,
+        out: batcher,
+    };
+    let mut block_rng = block_rng;
+    let mut evaluator = config.filter.evaluator();
+    let mut local = ReadCounts::default();
+    for path in &config.paths {
+        let mut keep = |record: &Record, local: &mut ReadCounts| -> bool {
+            let row = Row::of_record(record);
+            let board = || Some(Board::new(record.position.clone()));
+            if config.filter.is_empty()
+                || config
+                    .filter
+                    .check(&row, board, evaluator.as_mut())
+                    .is_none()
+            {
+                local.kept += 1;
+                true
+            } else {
+                local.dropped += 1;
+                false
+            }
+        };
+        match Database::open(path) {
+            Ok(db) => {
+                let mut order: Vec<usize> = (0..db.block_count()).collect();
+                if config.shuffle {
+                    for i in (1..order.len()).rev() {
+                        let j = block_rng.below(i + 1);
+                        order.swap(i, j);
+                    }
+                }
+                for b in order {
+                    // Read and checked (checksum, every row a position) as every pass reads.
+                    let block = db.block(b).map_err(|e| e.to_string())?;
+                    for row in 0..block.len {
+                        let kept = if config.filter.is_empty() {
+                            true
+                        } else {
+                            let view = Row::of_block(&block, row);
+                            let board = || block.record(row).ok().map(|r| Board::new(r.position));
+                            config
+                                .filter
+                                .check(&view, board, evaluator.as_mut())
+                                .is_none()
+                        };
+                        if kept {
+                            local.kept += 1;
+                            shuffler.push(Packed::of_block_row(&block, row))?;
+                        } else {
+                            local.dropped += 1;
+                        }
+                    }
+                    publish(counts, &local);
+                }
+            }
+            Err(DbError::NotADatabase { .. }) => {
+                let source = Source::File(path.clone());
+                let mut failure = None;
+                let mut rejected = 0u64;
+                let result = import::import(
+                    &source,
+                    source.format(),
+                    &ImportOptions::default(),
+                    &mut 0,
+                    &mut Handlers {
+                        record: &mut |record| {
+                            if keep(record, &mut local)
+                                && let Err(e) = shuffler.push(Packed::of_record(record))
+                            {
+                                // Stops the import: the loader is gone.
+                                failure = Some(e);
+                                return Err(DbError::Io {
+                                    path: path.clone(),
+                                    error: std::io::Error::other(STOPPED),
+                                });
+                            }
+                            Ok(())
+                        },
+                        reject: &mut |_| {
+                            rejected += 1;
+                            AfterRejection::Continue
+                        },
+                        progress: &mut |_| {},
+                    },
+                );
+                local.rejected += rejected;
+                if let Some(e) = failure {
+                    return Err(e);
+                }
+                result.map_err(|e| e.to_string())?;
+                publish(counts, &local);
+            }
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    shuffler.finish()?;
+    publish(counts, &local);
+    Ok(())
+}
+
+fn publish(counts: &Mutex<ReadCounts>, local: &ReadCounts) {
+    if let Ok(mut c) = counts.lock() {
+        *c = local.clone();
+    }
+}
+
+/// The features and labels of `positions`.
+pub fn build_batch(positions: &[Packed], set: FeatureSet, recycler: &Recycler) -> Batch {
+    let n = positions.len();
+    let mut batch = Batch {
+        len: n,
+        stm_features: recycler.take(n * MAX_ACTIVE),
+        nstm_features: recycler.take(n * MAX_ACTIVE),
+        stm: Vec::with_capacity(n),
+        score: Vec::with_capacity(n),
+        result: Vec::with_capacity(n),
+    };
+    for packed in positions {
+        let us = if packed.stm == 0 {
+            Color::White
+        } else {
+            Color::Black
+        };
+        // Built on the stack and appended: the arrays are not zeroed first.
+        let (mut ours, mut theirs) = ([0; MAX_ACTIVE], [0; MAX_ACTIVE]);
+        set.active_packed(
+            packed.occupied,
+            packed.pieces,
+            packed.kings,
+            us,
+            &mut ours,
+            &mut theirs,
+        );
+        batch.stm_features.extend_from_slice(&ours);
+        batch.nstm_features.extend_from_slice(&theirs);
+        batch.stm.push(packed.stm);
+        batch.score.push(packed.score);
+        batch.result.push(match packed.result {
+            2 => 1.0,
+            1 => 0.5,
+            0 => 0.0,
+            _ => f32::NAN,
+        });
+    }
+    batch
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_packed_position_gives_back_its_boards_and_the_side_to_moves_labels() {
+        let fen = "r3k2r/pppq1ppp/2npbn2/2b1p3/2B1P3/2NPBN2/PPPQ1PPP/R3K2R b KQkq - 0 9";
+        let record = Record {
+            position: crate::position::fen::parse_fen(fen).unwrap(),
+            labels: crate::position::labels::Labels {
+                score: Some(35),
+                result: Some(GameResult::WhiteWin),
+                ..Default::default()
+            },
+        };
+        let packed = Packed::of_record(&record);
+        assert_eq!(std::mem::size_of::<Packed>(), 32);
+        let mut boards = [0u64; 12];
+        for color in [Color::White, Color::Black] {
+            for kind in crate::position::board::PieceType::ALL {
+                boards[6 * color.index() + kind.index()] = record.position.pieces(color, kind).0;
+            }
+        }
+        assert_eq!(packed.boards(), boards);
+        let batch = build_batch(&[packed], FeatureSet::Chess768, &Recycler::default());
+        assert_eq!(
+            (batch.stm[0], batch.score[0], batch.result[0]),
+            (1, -35, 0.0)
+        );
+    }
+
+    #[test]
+    fn the_shuffle_buffer_lets_every_position_out_once() {
+        let (tx, rx) = sync_channel(1000);
+        let stop = AtomicBool::new(false);
+        let mut batcher = Batcher {
+            tx,
+            pending: Vec::new(),
+            batch_size: 7,
+            seq: 0,
+            stop: &stop,
+        };
+        let mut shuffler = Shuffler {
+            buffer: Vec::new(),
+            capacity: 50,
+            rng: Rng(3),
+            upcoming: [0; SLOTS_AHEAD],
+            pushes: 0,
+            out: &mut batcher,
+        };
+        let position = Record {
+            position: crate::position::fen::parse_fen("4k3/8/8/8/8/8/8/4K3 w - - 0 1").unwrap(),
+            labels: Default::default(),
+        };
+        let positions: Vec<Packed> = (0..300u16)
+            .map(|i| Packed {
+                score: i as i32,
+                ..Packed::of_record(&position)
+            })
+            .collect();
+        for p in positions {
+            shuffler.push(p).unwrap();
+        }
+        shuffler.finish().unwrap();
+        batcher.flush().unwrap();
+        drop(batcher);
+        let mut seen: Vec<u32> = rx
+            .iter()
+            .flat_map(|(_, records)| records.into_iter().map(|r| r.score as u32))
+            .collect();
+        let order = seen.clone();
+        seen.sort();
+        assert_eq!(seen, (0..300).collect::<Vec<_>>());
+        // Shuffled: far from the input order.
+        let in_place = order
+            .iter()
+            .enumerate()
+            .filter(|(i, g)| *i as u32 == **g)
+            .count();
+        assert!(in_place < 30, "{in_place} positions kept their place");
+    }
+}

@@ -1,0 +1,11 @@
+//! Training data and what makes it: the term and plane arrays (`arrays`), NNUE inputs
+//! (`nnue`), the streaming loader (`loader`), the tuner of the hand-crafted weights
+//! (`tune`), labelling by a deeper search or another engine (`label`) and self-play
+//! (`datagen`).
+
+pub mod arrays;
+pub mod datagen;
+pub mod label;
+pub mod loader;
+pub mod nnue;
+pub mod tune;
