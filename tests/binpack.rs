@@ -10,7 +10,7 @@ use std::process::{Command, Output};
 
 use assert_cmd::prelude::*;
 use pawnstorm::db::Database;
-use pawnstorm::labels::{GameResult, Record, move_from_uci};
+use pawnstorm::position::labels::{GameResult, Record, move_from_uci};
 use sfbinpack::chess::coords::Square as SfSquare;
 use sfbinpack::chess::r#move::Move as SfMove;
 use sfbinpack::chess::piece::Piece as SfPiece;

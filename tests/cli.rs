@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use assert_cmd::prelude::*;
-use pawnstorm::fen::parse_fen;
+use pawnstorm::position::fen::parse_fen;
 
 use common::{fixture, psdb_contents, read_fixture};
 

@@ -9,12 +9,12 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use assert_cmd::prelude::*;
-use pawnstorm::board::Position;
-use pawnstorm::datagen::Termination;
 use pawnstorm::db::Database;
-use pawnstorm::labels::{GameResult, Record};
 use pawnstorm::movegen::Board;
-use pawnstorm::search::score::MATE_BOUND;
+use pawnstorm::position::board::Position;
+use pawnstorm::position::labels::{GameResult, Record};
+use pawnstorm::position::score::MATE_BOUND;
+use pawnstorm::training::datagen::Termination;
 use shakmaty::fen::Fen;
 use shakmaty::san::SanPlus;
 use shakmaty::zobrist::Zobrist64;
@@ -452,9 +452,9 @@ fn bad_arguments_are_errors_that_name_the_culprit() {
 /// sets them up) with the same weights (the file's, or the defaults without `--weights`).
 #[test]
 fn weights_file_changes_the_games_as_the_library_plays_them() {
-    use pawnstorm::datagen::{Config, play_game};
+    use pawnstorm::engine::search::Engine;
     use pawnstorm::eval::{Prepared, Weights};
-    use pawnstorm::search::Engine;
+    use pawnstorm::training::datagen::{Config, play_game};
 
     let dir = tempfile::tempdir().unwrap();
     let weights = dir.path().join("knights.txt");

@@ -6,7 +6,7 @@ mod common;
 use std::path::Path;
 
 use pawnstorm::db::{Columns, Database, DbError, DbWriter, HEADER_SIZE, Verify};
-use pawnstorm::labels::{GameResult, Labels, Record, parse_line};
+use pawnstorm::position::labels::{GameResult, Labels, Record, parse_line};
 
 use common::{fix_crcs, fix_header_crc, fixture, psdb_block_bytes, read_fixture};
 

@@ -7,11 +7,11 @@ mod common;
 use pawnstorm::Position;
 use pawnstorm::db::{Columns, Database, DbWriter};
 use pawnstorm::eval::batch::{BREAKDOWN_WIDTH, db_scores, rows_breakdown};
+use pawnstorm::eval::features::Path;
 use pawnstorm::eval::terms::Term;
 use pawnstorm::eval::{Evaluator, Prepared, breakdown, default_weights, evaluate};
-use pawnstorm::features::Path;
-use pawnstorm::fen::parse_fen;
-use pawnstorm::labels::{Labels, Record, parse_line};
+use pawnstorm::position::fen::parse_fen;
+use pawnstorm::position::labels::{Labels, Record, parse_line};
 
 use common::{Rng, board_fen, fixture, random_square, read_fixture};
 

@@ -9,7 +9,7 @@ use std::process::{Command, Output};
 
 use assert_cmd::prelude::*;
 use pawnstorm::eval::evaluate;
-use pawnstorm::labels::parse_line;
+use pawnstorm::position::labels::parse_line;
 
 use common::fixture;
 
@@ -191,8 +191,8 @@ fn wdl_columns_follow_the_model_from_the_scores_point_of_view() {
     assert_eq!(white.len(), positions.len());
     for ((position, w), s) in positions.iter().zip(&white).zip(&stm) {
         let black = position.side_to_move() == pawnstorm::Color::Black;
-        let material = pawnstorm::wdl::material_of(position);
-        let expected = pawnstorm::wdl::wdl(s[0], material);
+        let material = pawnstorm::eval::wdl::material_of(position);
+        let expected = pawnstorm::eval::wdl::wdl(s[0], material);
         assert_eq!(
             &s[1..],
             &[expected.win, expected.draw, expected.loss].map(|v| v as i32)
@@ -256,7 +256,7 @@ fn fen_prints_every_term_and_the_final_score() {
             term.name()
         );
     }
-    let score = evaluate(&pawnstorm::fen::parse_fen(fen).unwrap());
+    let score = evaluate(&pawnstorm::position::fen::parse_fen(fen).unwrap());
     assert!(
         table.contains(&format!("[{score} cp]")),
         "final score {score} missing:\n{table}"

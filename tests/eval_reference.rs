@@ -583,7 +583,7 @@ fn flipped(position: &Position) -> Position {
         "w"
     };
     let fen = format!("{} {side} - - 0 1", board_fen(&board, '.'));
-    pawnstorm::fen::parse_fen(&fen).unwrap_or_else(|e| panic!("{fen}: {e}"))
+    pawnstorm::position::fen::parse_fen(&fen).unwrap_or_else(|e| panic!("{fen}: {e}"))
 }
 
 /// Crowded random placements (edge files half the time), for what the fixtures rarely show.
@@ -607,9 +607,10 @@ fn random_positions(count: usize) -> Vec<Position> {
             }
         }
         let side = if rng.next() & 1 == 0 { "w" } else { "b" };
-        if let Ok(p) =
-            pawnstorm::fen::parse_fen(&format!("{} {side} - - 0 1", board_fen(&board, '.')))
-        {
+        if let Ok(p) = pawnstorm::position::fen::parse_fen(&format!(
+            "{} {side} - - 0 1",
+            board_fen(&board, '.')
+        )) {
             positions.push(p);
         }
     }
@@ -713,7 +714,7 @@ fn psqt_hand_set_weights_are_the_published_pesto_values() {
     // Through the evaluation: White's king on g1, Black's on a8 (a1 for White's table).
     let b = breakdown(
         &Prepared::new(w.clone()),
-        &pawnstorm::fen::parse_fen("k7/8/8/8/8/8/8/6K1 w - - 0 1").expect("a FEN"),
+        &pawnstorm::position::fen::parse_fen("k7/8/8/8/8/8/8/6K1 w - - 0 1").expect("a FEN"),
     );
     let psqt = Term::Psqt as usize;
     assert_eq!((b.mg[psqt], b.eg[psqt]), (24 - -15, -24 - -53));
@@ -744,7 +745,9 @@ fn extreme_weights_the_loader_takes_evaluate_alike_and_one_step_more_is_refused(
     use pawnstorm::fuzzing::{EXTREME_FENS, check_paths_agree};
     let mut positions: Vec<Position> = EXTREME_FENS
         .iter()
-        .map(|fen| pawnstorm::fen::parse_fen(fen).unwrap_or_else(|e| panic!("{fen}: {e}")))
+        .map(|fen| {
+            pawnstorm::position::fen::parse_fen(fen).unwrap_or_else(|e| panic!("{fen}: {e}"))
+        })
         .collect();
     positions.extend(random_positions(54));
     let path = std::path::Path::new("w.txt");

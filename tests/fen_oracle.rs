@@ -10,10 +10,10 @@ mod common;
 use std::collections::HashMap;
 
 use pawnstorm::PositionError;
-use pawnstorm::epd;
-use pawnstorm::fen::{FenErrorKind, STARTPOS, parse_fen, write_fen};
-use pawnstorm::labels::parse_line;
 use pawnstorm::movegen::{Board, Move};
+use pawnstorm::position::epd;
+use pawnstorm::position::fen::{FenErrorKind, STARTPOS, parse_fen, write_fen};
+use pawnstorm::position::labels::parse_line;
 use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, EnPassantMode, Position as _, PositionErrorKinds};
@@ -148,7 +148,7 @@ fn every_fixture_position_round_trips() {
             let record = epd::parse_epd(&line).unwrap_or_else(|e| panic!("{suite}: {line}: {e}"));
             // The four position fields come back exactly as written.
             let mut fields = String::new();
-            pawnstorm::fen::write_position_fields(&record.position, &mut fields);
+            pawnstorm::position::fen::write_position_fields(&record.position, &mut fields);
             let original: Vec<&str> = line.split_whitespace().take(4).collect();
             assert_eq!(fields, original.join(" "), "{suite}");
             // So do the operations, in order, with their operands.

@@ -14,10 +14,10 @@ use std::time::{Duration, Instant};
 use assert_cmd::prelude::*;
 use pawnstorm::Position;
 use pawnstorm::db::Database;
+use pawnstorm::engine::search::{Control, Engine, Limits};
 use pawnstorm::eval::{Prepared, Weights};
-use pawnstorm::labels::Record;
 use pawnstorm::movegen::Board;
-use pawnstorm::search::{Control, Engine, Limits};
+use pawnstorm::position::labels::Record;
 
 use common::fixture;
 
@@ -154,7 +154,7 @@ fn own_search_labels_are_white_view_scores_and_thread_independent() {
     let sample = dir.path().join("sample.epd");
     let mut text = String::new();
     for record in all.iter().take(600) {
-        pawnstorm::labels::write_line(record, &mut text);
+        pawnstorm::position::labels::write_line(record, &mut text);
         text.push('\n');
     }
     std::fs::write(&sample, text).unwrap();

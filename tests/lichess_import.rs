@@ -10,7 +10,7 @@ use std::process::{Command, Output, Stdio};
 
 use assert_cmd::prelude::*;
 use pawnstorm::db::Database;
-use pawnstorm::labels::{self, GameResult, Record};
+use pawnstorm::position::labels::{self, GameResult, Record};
 use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, EnPassantMode, Position as _};

@@ -3,8 +3,8 @@
 
 mod common;
 
-use pawnstorm::features::{self, COLUMNS, position_features};
-use pawnstorm::fen::parse_fen;
+use pawnstorm::eval::features::{self, COLUMNS, position_features};
+use pawnstorm::position::fen::parse_fen;
 use pawnstorm::{Color, PieceType, Position};
 use pawnstorm_kernels::Lanes;
 use pawnstorm_kernels::{geometry, pawns};
@@ -269,7 +269,12 @@ fn random_and_real_positions_match_the_reference_on_every_width() {
     check_all_widths(&random);
     let real: Vec<Position> = read_fixture("texel/labeled-from-fixture-pgns.epd")
         .lines()
-        .map(|l| pawnstorm::labels::parse_line(l).unwrap().unwrap().position)
+        .map(|l| {
+            pawnstorm::position::labels::parse_line(l)
+                .unwrap()
+                .unwrap()
+                .position
+        })
         .collect();
     assert!(real.len() > 60_000);
     check_all_widths(&real);
@@ -472,7 +477,7 @@ fn every_kernel_gives_the_same_on_every_lane_width() {
 #[test]
 fn batch_drivers_match_position_features_on_any_range() {
     use pawnstorm::db::{Columns, Database, DbWriter};
-    use pawnstorm::labels::{Labels, Record};
+    use pawnstorm::position::labels::{Labels, Record};
     use std::sync::Mutex;
 
     let positions: Vec<Position> = read_fixture("masks/positions.epd")

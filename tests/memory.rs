@@ -19,9 +19,9 @@ use std::time::{Duration, Instant};
 
 use pawnstorm::db::{Columns, Database, DbWriter};
 use pawnstorm::eval::Prepared;
-use pawnstorm::labels::{Record, parse_line};
 use pawnstorm::movegen::{Board, MoveList, legal_moves};
-use pawnstorm::tune::{Dataset, LoadOptions};
+use pawnstorm::position::labels::{Record, parse_line};
+use pawnstorm::training::tune::{Dataset, LoadOptions};
 
 use common::read_fixture;
 

@@ -10,11 +10,11 @@ mod common;
 
 use std::collections::BTreeSet;
 
-use pawnstorm::fen::STARTPOS;
 use pawnstorm::movegen::{
     Board, Game, Move, MoveList, Outcome, captures, count_legal_moves, is_fifty_move_draw,
     legal_moves, quiets,
 };
+use pawnstorm::position::fen::STARTPOS;
 use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, EnPassantMode, Position as _};

@@ -7,8 +7,8 @@ use std::collections::BTreeSet;
 use std::process::{Command, Output};
 
 use assert_cmd::prelude::*;
+use pawnstorm::engine::perft::{divide, parse_suite, perft, run_suite};
 use pawnstorm::movegen::Board;
-use pawnstorm::perft::{divide, parse_suite, perft, run_suite};
 
 use common::read_fixture;
 

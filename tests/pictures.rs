@@ -9,8 +9,8 @@ mod common;
 use std::collections::BTreeSet;
 
 use pawnstorm::Position;
-use pawnstorm::fen::parse_fen;
-use pawnstorm::svg::{self, Mark};
+use pawnstorm::pictures::svg::{self, Mark};
+use pawnstorm::position::fen::parse_fen;
 use pawnstorm::{Bitboard, Square};
 
 use common::{fixture, fixture_positions};

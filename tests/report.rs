@@ -204,7 +204,7 @@ fn the_pages_numbers_match_an_independent_count() {
     assert!(ok, "{stderr}");
 
     let database = pawnstorm::db::Database::open(db).unwrap();
-    let records: Vec<pawnstorm::labels::Record> = database
+    let records: Vec<pawnstorm::position::labels::Record> = database
         .records(0..database.len())
         .map(Result::unwrap)
         .collect();
@@ -254,9 +254,9 @@ fn the_pages_numbers_match_an_independent_count() {
             sums[t][bucket] += row[*at] as f64;
         }
         let result = match record.labels.result.expect("every game has a result") {
-            pawnstorm::labels::GameResult::WhiteWin => 1.0,
-            pawnstorm::labels::GameResult::Draw => 0.5,
-            pawnstorm::labels::GameResult::BlackWin => 0.0,
+            pawnstorm::position::labels::GameResult::WhiteWin => 1.0,
+            pawnstorm::position::labels::GameResult::Draw => 0.5,
+            pawnstorm::position::labels::GameResult::BlackWin => 0.0,
         };
         samples.push((score as f64, result));
     }

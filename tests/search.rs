@@ -5,13 +5,13 @@
 mod common;
 
 use common::{fixture, read_fixture};
-use pawnstorm::epd::parse_epd;
+use pawnstorm::engine::perft::parse_suite;
+use pawnstorm::engine::search::bench::read_suite;
+use pawnstorm::engine::search::see::see;
+use pawnstorm::engine::search::{Control, Engine, Features, Info, Limits, SearchResult, Syzygy};
 use pawnstorm::movegen::{Board, Move, MoveList, count_legal_moves, legal_moves};
-use pawnstorm::perft::parse_suite;
-use pawnstorm::search::bench::read_suite;
-use pawnstorm::search::score::{DRAW, MATE_BOUND, TB_WIN_BOUND, mate_in};
-use pawnstorm::search::see::see;
-use pawnstorm::search::{Control, Engine, Features, Info, Limits, SearchResult, Syzygy};
+use pawnstorm::position::epd::parse_epd;
+use pawnstorm::position::score::{DRAW, MATE_BOUND, TB_WIN_BOUND, mate_in};
 
 fn search(engine: &mut Engine, board: &Board, limits: &Limits) -> (SearchResult, Vec<Info>) {
     let control = Control::default();
@@ -406,7 +406,7 @@ fn tablebase_play_keeps_the_win_in_kqvk_and_krvk() {
                 // From the loser's side, still lost.
                 assert_eq!(
                     outcome,
-                    Some(pawnstorm::search::tb::Outcome::Loss),
+                    Some(pawnstorm::engine::search::tb::Outcome::Loss),
                     "{fen}: the win slipped at {}",
                     game.to_fen()
                 );
@@ -444,7 +444,7 @@ fn many_threads_keep_the_tablebase_win() {
         if white && count_legal_moves(&game) > 0 {
             assert_eq!(
                 tables.probe_wdl(&game),
-                Some(pawnstorm::search::tb::Outcome::Loss),
+                Some(pawnstorm::engine::search::tb::Outcome::Loss),
                 "the win slipped at {}",
                 game.to_fen()
             );

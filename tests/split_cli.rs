@@ -7,7 +7,7 @@ use std::process::{Command, Output};
 
 use assert_cmd::prelude::*;
 use pawnstorm::db::Database;
-use pawnstorm::labels::Record;
+use pawnstorm::position::labels::Record;
 
 use common::fixture;
 

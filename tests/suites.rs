@@ -6,7 +6,7 @@
 mod common;
 
 use common::fixture;
-use pawnstorm::search::bench::{read_suite, run_suite};
+use pawnstorm::engine::search::bench::{read_suite, run_suite};
 
 const NODES: u64 = 20_000;
 /// Counts measured at 20,000 nodes when the floors were set (bench signature 1006966).

@@ -76,7 +76,7 @@ fn coefficients_rebuild_every_fixture_score_under_any_weights() {
                 score(&values, &row, &extras),
                 evaluate_with(&prepared, position),
                 "{}",
-                pawnstorm::fen::write_fen(position)
+                pawnstorm::position::fen::write_fen(position)
             );
         }
     }
@@ -439,7 +439,7 @@ fn each_filter_drops_what_it_names() {
     for &i in &kept {
         let board = &boards[i as usize];
         assert!(!board.in_check());
-        assert!(pawnstorm::filters::is_quiet(board, &mut evaluator));
+        assert!(pawnstorm::export::filters::is_quiet(board, &mut evaluator));
     }
     // Filters combine: a row dropped by one is counted once, under the first.
     let (both, summary) = kept_rows(&db, dir.path(), &["--require-score", "--require-result"]);

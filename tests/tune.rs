@@ -13,10 +13,10 @@ use pawnstorm::db::{Columns, Database, DbWriter};
 use pawnstorm::eval::coefficients::{self, Extras};
 use pawnstorm::eval::endgame::Rule;
 use pawnstorm::eval::{Prepared, Weight, Weights, evaluate_with};
-use pawnstorm::labels::{Record, parse_line};
-use pawnstorm::tune::model::{self, evals_and_results};
-use pawnstorm::tune::optimise::scheduled_lr;
-use pawnstorm::tune::{Dataset, LoadOptions, Tuner, fit_k, select_weights};
+use pawnstorm::position::labels::{Record, parse_line};
+use pawnstorm::training::tune::model::{self, evals_and_results};
+use pawnstorm::training::tune::optimise::scheduled_lr;
+use pawnstorm::training::tune::{Dataset, LoadOptions, Tuner, fit_k, select_weights};
 
 use common::{fixture, read_fixture};
 
@@ -388,7 +388,7 @@ fn blended_targets_need_both_labels() {
         if i % 2 == 0 {
             record.labels.score = Some(pawnstorm::eval::evaluate(&record.position));
         }
-        pawnstorm::labels::write_line(&record, &mut text);
+        pawnstorm::position::labels::write_line(&record, &mut text);
         text.push('\n');
     }
     std::fs::write(&input, text).unwrap();
@@ -484,7 +484,7 @@ fn split_counts(summary: &str) -> (u64, u64) {
 
 /// Every kept position's score label, by side of the split.
 fn scores_by_side(dataset: &Dataset) -> [Vec<i32>; 2] {
-    let side = |parts: &[pawnstorm::tune::Positions]| -> Vec<i32> {
+    let side = |parts: &[pawnstorm::training::tune::Positions]| -> Vec<i32> {
         parts
             .iter()
             .flat_map(|part| (0..part.len()).map(move |i| part.score(i).expect("tagged")))
@@ -529,7 +529,8 @@ fn training_and_held_out_positions_share_no_game() {
         .enumerate()
         .map(|(i, mut record)| {
             assert_eq!(record.labels.game_id, None);
-            record.labels.score = Some((i as u64 / pawnstorm::tune::data::HOLDOUT_RUN) as i32);
+            record.labels.score =
+                Some((i as u64 / pawnstorm::training::tune::data::HOLDOUT_RUN) as i32);
             record
         })
         .collect();

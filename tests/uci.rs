@@ -323,7 +323,7 @@ fn show_wdl_adds_win_draw_loss_to_every_score() {
         assert_eq!(wdl.iter().sum::<u32>(), 1000, "{line}");
         let cp: i32 = words[at - 1].parse().unwrap();
         let material = 4 + 4 + 5;
-        let expected = pawnstorm::wdl::wdl(cp, material);
+        let expected = pawnstorm::eval::wdl::wdl(cp, material);
         assert_eq!(wdl, [expected.win, expected.draw, expected.loss], "{line}");
         assert!(expected.win > 500, "{line}");
     }

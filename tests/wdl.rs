@@ -1,4 +1,4 @@
-//! The win-draw-loss model (`pawnstorm::wdl`) against the games themselves: on self-play
+//! The win-draw-loss model (`pawnstorm::eval::wdl`) against the games themselves: on self-play
 //! positions the fit never saw (`fixtures/wdl/selfplay-heldout.csv.gz`, other games of the
 //! same engine), the win, draw and loss rates counted per score bucket are what the model
 //! predicts on average, within a tolerance. The constants' own reproduction from the fit's
@@ -9,7 +9,7 @@ mod common;
 use std::io::Read;
 
 use common::fixture;
-use pawnstorm::wdl::wdl;
+use pawnstorm::eval::wdl::wdl;
 
 /// (score, material, result) rows, side to move's view.
 fn held_out() -> Vec<(i32, u32, i8)> {

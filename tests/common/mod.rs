@@ -230,7 +230,9 @@ pub fn positions_of(text: &str) -> impl Iterator<Item = pawnstorm::Position> + '
             return None;
         }
         let fen = line.split(';').next().unwrap_or(line);
-        pawnstorm::epd::parse_position(fen).ok().map(|(p, _)| p)
+        pawnstorm::position::epd::parse_position(fen)
+            .ok()
+            .map(|(p, _)| p)
     })
 }
 
