@@ -247,7 +247,7 @@ pub fn entry_of_record(record: &Record) -> Result<TrainingDataEntry, Unwritable>
     if let Some(ep) = legal_en_passant(position) {
         pos.set_ep_square_unchecked(SfSquare::new(ep.index() as u32));
     }
-    let ply = crate::export::plain::ply(record);
+    let ply = record.ply();
     let ply = ply.min(0x3fff) as u16;
     pos.set_ply(ply);
     pos.set_rule50_counter(position.halfmove_clock());

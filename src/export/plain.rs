@@ -36,17 +36,6 @@ pub enum MissingMove {
     Null,
 }
 
-/// The ply of a position: the label, else what the fullmove number and side to move say.
-pub fn ply(record: &Record) -> u32 {
-    match record.labels.ply {
-        Some(ply) => ply as u32,
-        None => {
-            let p = &record.position;
-            2 * (p.fullmove_number().max(1) as u32 - 1) + (p.side_to_move() == Color::Black) as u32
-        }
-    }
-}
-
 /// The result from the side to move's point of view: 1 won, 0 draw, -1 lost.
 pub fn stm_result(result: GameResult, side: Color) -> i8 {
     match side {
@@ -85,7 +74,7 @@ pub fn write_record(
     out.push_str("\nscore ");
     out.push_str(number.format(white_pov(score, side)));
     out.push_str("\nply ");
-    out.push_str(number.format(ply(record)));
+    out.push_str(number.format(record.ply()));
     out.push_str("\nresult ");
     out.push_str(number.format(stm_result(result, side)));
     out.push_str("\ne\n");

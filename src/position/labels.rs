@@ -154,6 +154,21 @@ pub struct Record {
     pub labels: Labels,
 }
 
+impl Record {
+    /// The ply of the position: the label, else what the fullmove number and side to move
+    /// say.
+    pub fn ply(&self) -> u32 {
+        match self.labels.ply {
+            Some(ply) => ply as u32,
+            None => {
+                let p = &self.position;
+                2 * (p.fullmove_number().max(1) as u32 - 1)
+                    + (p.side_to_move() == pawnstorm_kernels::Color::Black) as u32
+            }
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 pub enum LineError {
     #[error(transparent)]
