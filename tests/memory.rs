@@ -125,7 +125,7 @@ fn anonymous_memory_does_not_grow_with_the_input() {
         .unwrap();
         std::fs::write(work.join(format!("{name}.jsonl")), jsonl.repeat(copies)).unwrap();
         let mut writer = DbWriter::create(
-            &work.join(format!("{name}-moves.psdb")),
+            work.join(format!("{name}-moves.psdb")),
             4096,
             Columns::NONE,
             false,
