@@ -30,7 +30,7 @@ def test_the_fit_reproduces_the_rust_constants():
         capture_output=True, text=True, check=True,
     )
     fitted_a, fitted_b = constants(done.stdout, "WDL_A"), constants(done.stdout, "WDL_B")
-    rust = (ROOT / "src" / "wdl.rs").read_text()
+    rust = (ROOT / "src" / "eval" / "wdl.rs").read_text()
     rust_a, rust_b = constants(rust, "const A"), constants(rust, "const B")
     for material in range(MATERIAL_MIN, MATERIAL_MAX + 1):
         m = material / MATERIAL_SCALE
