@@ -639,7 +639,7 @@ fn a_helper_panic_reaches_the_caller() {
     let root = board("r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1");
     let mut engine = Engine::new(16);
     engine.set_threads(3);
-    engine.options.helpers_panic_after = Some(1);
+    engine.options.helpers_panic = true;
     let (result, _) = search(&mut engine, &root, &Limits::depth(6));
     let failure = result
         .helper_failure

@@ -804,7 +804,7 @@ fn syzygy_path_uses_the_directories_that_exist() {
 /// standard error), and the main thread's move still comes.
 #[test]
 fn a_failing_helper_thread_is_reported_not_dropped() {
-    let mut engine = Engine::start_with_env(&[], &[("PAWNSTORM_TEST_HELPERS_PANIC_AFTER", "1")]);
+    let mut engine = Engine::start_with_env(&[], &[("PAWNSTORM_TEST_HELPERS_PANIC", "1")]);
     engine.send("setoption name Threads value 3");
     engine.send("position startpos");
     engine.send("go depth 8");

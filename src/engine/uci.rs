@@ -111,10 +111,8 @@ impl Uci {
 
     fn with_hash(hash_mb: usize) -> Uci {
         let mut engine = Engine::new(hash_mb);
-        // For the test of the failure path only (tests/uci.rs): helpers panic after N nodes.
-        engine.options.helpers_panic_after = std::env::var("PAWNSTORM_TEST_HELPERS_PANIC_AFTER")
-            .ok()
-            .and_then(|n| n.parse().ok());
+        // For the test of the failure path only (tests/uci.rs): every helper panics as it starts.
+        engine.options.helpers_panic = std::env::var_os("PAWNSTORM_TEST_HELPERS_PANIC").is_some();
         Uci {
             engine: Some(engine),
             search: None,

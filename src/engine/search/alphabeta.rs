@@ -198,11 +198,6 @@ impl<'a> Search<'a> {
                 self.stopped = true;
             }
             if !self.is_main() {
-                if let Some(after) = self.options.helpers_panic_after
-                    && self.nodes >= after
-                {
-                    panic!("injected failure after {after} nodes (Options::helpers_panic_after)");
-                }
                 if self.shared.helpers_stop.load(Ordering::Relaxed) {
                     self.stopped = true;
                 }

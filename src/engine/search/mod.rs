@@ -106,10 +106,9 @@ pub struct Options {
     pub move_overhead: u64,
     /// UCI `nodestime`: time counted in nodes, this many a millisecond (0: the clock).
     pub nodes_per_ms: u64,
-    /// For tests of the failure path only: every helper thread panics once it has
-    /// searched this many nodes.
+    /// For tests of the failure path only: every helper thread panics as it starts.
     #[doc(hidden)]
-    pub helpers_panic_after: Option<u64>,
+    pub helpers_panic: bool,
     /// Search features that tests switch off one at a time to show what each changes.
     #[doc(hidden)]
     pub features: Features,
@@ -145,7 +144,7 @@ impl Default for Options {
             multipv: 1,
             move_overhead: 30,
             nodes_per_ms: 0,
-            helpers_panic_after: None,
+            helpers_panic: false,
             features: Features::default(),
         }
     }
@@ -343,7 +342,9 @@ impl Engine {
                     syzygy,
                     options,
                 };
+                let panics = options.helpers_panic;
                 running.push(scope.spawn(move || {
+                    assert!(!panics, "injected failure (Options::helpers_panic)");
                     let mut time = TimeManager::unlimited();
                     let mut search = alphabeta::Search::new(
                         parts,
