@@ -568,7 +568,7 @@ fn parse_go(args: &[&str], board: &Board, chess960: bool) -> (Limits, Vec<Move>)
     let mut i = 0;
     // A value that cannot be read counts as 0 (the least: a move at once, after the first
     // iteration): searching without the limit the client asked for could go on forever.
-    let number = |i: usize| -> Option<i64> {
+    let number = |i: usize| -> i64 {
         let text = args.get(i + 1).copied().unwrap_or("");
         let parsed = lenient_number(text);
         if parsed.is_none() {
@@ -577,7 +577,7 @@ fn parse_go(args: &[&str], board: &Board, chess960: bool) -> (Limits, Vec<Move>)
                 args[i]
             ));
         }
-        Some(parsed.unwrap_or(0))
+        parsed.unwrap_or(0)
     };
     let millis = |n: i64| n.max(0) as u64;
     let mut legal = MoveList::new();
@@ -585,17 +585,15 @@ fn parse_go(args: &[&str], board: &Board, chess960: bool) -> (Limits, Vec<Move>)
     while i < args.len() {
         let mut takes_value = true;
         match args[i] {
-            "wtime" => limits.wtime = number(i).map(millis).or(limits.wtime),
-            "btime" => limits.btime = number(i).map(millis).or(limits.btime),
-            "winc" => limits.winc = number(i).map(millis).or(limits.winc),
-            "binc" => limits.binc = number(i).map(millis).or(limits.binc),
-            "movestogo" => {
-                limits.movestogo = number(i).map(|n| millis(n).max(1)).or(limits.movestogo)
-            }
-            "movetime" => limits.movetime = number(i).map(millis).or(limits.movetime),
-            "depth" => limits.depth = number(i).map(|n| n.clamp(1, 100) as i32).or(limits.depth),
-            "nodes" => limits.nodes = number(i).map(|n| millis(n).max(1)).or(limits.nodes),
-            "mate" => limits.mate = number(i).map(|n| n.clamp(1, 60) as u32).or(limits.mate),
+            "wtime" => limits.wtime = Some(millis(number(i))),
+            "btime" => limits.btime = Some(millis(number(i))),
+            "winc" => limits.winc = Some(millis(number(i))),
+            "binc" => limits.binc = Some(millis(number(i))),
+            "movestogo" => limits.movestogo = Some(millis(number(i)).max(1)),
+            "movetime" => limits.movetime = Some(millis(number(i))),
+            "depth" => limits.depth = Some(number(i).clamp(1, 100) as i32),
+            "nodes" => limits.nodes = Some(millis(number(i)).max(1)),
+            "mate" => limits.mate = Some(number(i).clamp(1, 60) as u32),
             "infinite" => {
                 limits.infinite = true;
                 takes_value = false;
