@@ -104,6 +104,15 @@ impl Engine {
     }
 }
 
+/// The last `info depth` line (the deepest finished iteration).
+fn last_info(lines: &[String]) -> &str {
+    lines
+        .iter()
+        .rev()
+        .find(|l| l.starts_with("info depth"))
+        .unwrap_or_else(|| panic!("no info line: {lines:?}"))
+}
+
 fn bestmove(lines: &[String]) -> String {
     let last = lines.last().expect("a line");
     last.split_whitespace().nth(1).expect("a move").to_string()
@@ -177,11 +186,7 @@ fn every_go_form_answers_with_a_legal_move() {
         if go.contains("searchmoves") {
             assert!(mv == "b8c6" || mv == "d7d6", "{mv}");
         }
-        let info = lines
-            .iter()
-            .rev()
-            .find(|l| l.starts_with("info depth"))
-            .expect("info");
+        let info = last_info(&lines);
         for field in [
             "seldepth", "multipv", "score", "nodes", "nps", "hashfull", "tbhits", "time", "pv",
         ] {
@@ -216,11 +221,7 @@ fn go_mate_reports_the_mate() {
     engine.send("go mate 2");
     let lines = engine.until("bestmove");
     assert_eq!(bestmove(&lines), "d5f6");
-    let info = lines
-        .iter()
-        .rev()
-        .find(|l| l.starts_with("info depth"))
-        .expect("info");
+    let info = last_info(&lines);
     assert!(info.contains("score mate 2 "), "{info}");
     engine.quit();
 }
@@ -562,11 +563,7 @@ fn syzygy_and_weights_options_take_effect() {
     engine.send("position fen 8/8/8/4k3/8/8/8/KR6 w - - 0 1");
     engine.send("go depth 4");
     let lines = engine.until("bestmove");
-    let info = lines
-        .iter()
-        .rev()
-        .find(|l| l.starts_with("info depth"))
-        .expect("info");
+    let info = last_info(&lines);
     assert_ne!(field(info, "tbhits"), "0", "{info}");
 
     // A weights file that makes knights worthless changes the evaluation.
@@ -608,11 +605,7 @@ fn score_of(engine: &mut Engine, fen: &str, mv: &str, depth: u32) -> i32 {
     engine.send(&format!("position fen {fen}"));
     engine.send(&format!("go depth {depth} searchmoves {mv}"));
     let lines = engine.until("bestmove");
-    let info = lines
-        .iter()
-        .rev()
-        .find(|l| l.starts_with("info depth"))
-        .expect("info");
+    let info = last_info(&lines);
     field(info, "cp").parse().expect("a cp score")
 }
 
@@ -638,11 +631,7 @@ fn a_short_clock_never_plays_an_unsearched_blunder() {
     engine.send(&format!("position fen {CROWDED}"));
     engine.send("go wtime 5000 btime 5000");
     let lines = engine.until("bestmove");
-    let info = lines
-        .iter()
-        .rev()
-        .find(|l| l.starts_with("info depth"))
-        .unwrap_or_else(|| panic!("no info line: {lines:?}"));
+    let info = last_info(&lines);
     assert_eq!(field(info, "pv"), bestmove(&lines), "{lines:?}");
     engine.quit();
 }
@@ -791,11 +780,7 @@ fn syzygy_path_uses_the_directories_that_exist() {
     engine.send("position fen 8/8/8/4k3/8/8/8/KR6 w - - 0 1");
     engine.send("go depth 4");
     let lines = engine.until("bestmove");
-    let info = lines
-        .iter()
-        .rev()
-        .find(|l| l.starts_with("info depth"))
-        .expect("info");
+    let info = last_info(&lines);
     assert_ne!(field(info, "tbhits"), "0", "{info}");
     engine.quit();
 }

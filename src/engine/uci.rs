@@ -308,10 +308,9 @@ impl Uci {
                 } else {
                     // One missing directory does not cost the others: the ones that exist
                     // are used, and the GUI is told which were not.
-                    let (present, missing): (Vec<&str>, Vec<&str>) = value
-                        .split([':', ';'])
-                        .filter(|d| !d.is_empty())
-                        .partition(|d| Path::new(d).is_dir());
+                    let (present, missing): (Vec<&str>, Vec<&str>) =
+                        crate::engine::search::tb::directories(&value)
+                            .partition(|d| Path::new(d).is_dir());
                     if !missing.is_empty() {
                         let text = format!(
                             "SyzygyPath: no such directory: {}{}",

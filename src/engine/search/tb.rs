@@ -24,13 +24,18 @@ pub enum Outcome {
     Win,
 }
 
+/// The directories of a Syzygy path (`:` or `;` between them, as UCI's `SyzygyPath`).
+pub fn directories(path: &str) -> impl Iterator<Item = &str> {
+    path.split([':', ';']).filter(|d| !d.is_empty())
+}
+
 impl Syzygy {
     /// The tables in every directory of `path` (separated by `:` as Stockfish's
     /// `SyzygyPath`); `None` when no table was found.
     pub fn open(path: &str) -> std::io::Result<Option<Syzygy>> {
         let mut tables = Tablebase::new();
         let mut found = 0;
-        for directory in path.split([':', ';']).filter(|d| !d.is_empty()) {
+        for directory in directories(path) {
             found += tables.add_directory(Path::new(directory))?;
         }
         let max_pieces = tables.max_pieces() as u32;

@@ -162,11 +162,6 @@ impl TimeManager {
         }
     }
 
-    /// The hard limit, if timed.
-    pub fn hard_limit(&self) -> Option<Duration> {
-        self.hard
-    }
-
     /// Whether the hard limit has passed, having searched `nodes`.
     pub fn hard_expired(&self, nodes: u64) -> bool {
         self.hard.is_some_and(|hard| self.spent(nodes) >= hard)
