@@ -31,6 +31,7 @@ fn records(count: usize) -> Vec<Record> {
                 base_seconds: (i % 8 == 5).then_some(60 * (i as u16 % 30)),
                 increment: (i % 8 == 5).then_some(i as u16 % 5),
                 move_played: (i % 11 == 6).then_some(i as u16 % 20000),
+                clock: None,
             };
             record
         })

@@ -358,13 +358,23 @@ def import_files(
     min_elo: int | None = None,
     min_base_seconds: int | None = None,
     max_messages: int = 1000,
+    max_elo: int | None = None,
+    speed: Sequence[str] | str = (),
+    date: str | None = None,
+    termination: Sequence[str] | str = (),
+    rated_only: bool = False,
+    threads: int | None = None,
 ) -> dict:
     """Imports EPD/FEN lines, PGN games and lichess evaluation JSONL (plain, gzip, zstd or
     bzip2) into the DB ``output``, as ``pawnstorm import`` does (same options), with the GIL
-    released.
+    released. The lichess filters: ``max_elo``, ``speed`` (classes such as ``"blitz"`` or a
+    list of them), ``date`` (``"2024.01.01..2024.01.31"``, inclusive), ``termination``
+    (``"Normal"``, ``"Time forfeit"``, ... or a list), ``rated_only``; ``threads`` for PGN
+    and JSONL (default: one per core).
 
     Returns a dict: ``positions`` and ``games`` imported, ``rejected`` records, ``dropped``
-    (games left out by each filter: ``min_elo``, ``min_base_seconds``, ``require_eval``), ``total``
+    (games left out by each filter: ``min_elo``, ``max_elo``, ``min_base_seconds``, ``speed``,
+    ``date``, ``termination``, ``rated_only``, ``require_eval``), ``total``
     positions in the DB, ``appended_to`` (positions already there with ``append``), and
     ``rejections``, the messages of the first ``max_messages`` rejected records (file, line,
     reason, text). Raises ``PawnstormError`` with the CLI's message on failure (with
@@ -384,6 +394,12 @@ def import_files(
         min_elo,
         min_base_seconds,
         max_messages,
+        max_elo,
+        [speed] if isinstance(speed, str) else list(speed),
+        date,
+        [termination] if isinstance(termination, str) else list(termination),
+        rated_only,
+        threads,
     )
 
 

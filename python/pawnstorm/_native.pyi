@@ -52,6 +52,12 @@ def import_files(
     min_elo: int | None = None,
     min_base_seconds: int | None = None,
     max_messages: int = 1000,
+    max_elo: int | None = None,
+    speed: list[str] = ...,
+    date: str | None = None,
+    termination: list[str] = ...,
+    rated_only: bool = False,
+    threads: int | None = None,
 ) -> dict[str, Any]: ...
 def simd_path_name() -> str: ...
 def board_svg(fen: str, masks: list[str] = ..., arrows: list[str] = ...) -> str: ...

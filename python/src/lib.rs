@@ -490,7 +490,7 @@ impl NativeDatabase {
 /// Imports EPD/FEN/PGN/JSONL inputs into the DB `output`, as `pawnstorm import` does.
 /// Returns the counts and the rejected records' messages (at most `max_messages` of them).
 #[pyfunction]
-#[pyo3(signature = (inputs, output, append = false, strict = false, skip_plies = 0, every = 1, block_size = db::DEFAULT_BLOCK_SIZE, format = None, require_eval = false, min_elo = None, min_base_seconds = None, max_messages = 1000))]
+#[pyo3(signature = (inputs, output, append = false, strict = false, skip_plies = 0, every = 1, block_size = db::DEFAULT_BLOCK_SIZE, format = None, require_eval = false, min_elo = None, min_base_seconds = None, max_messages = 1000, max_elo = None, speed = Vec::new(), date = None, termination = Vec::new(), rated_only = false, threads = None))]
 #[allow(clippy::too_many_arguments)]
 fn import_files<'py>(
     py: Python<'py>,
@@ -506,9 +506,29 @@ fn import_files<'py>(
     min_elo: Option<u16>,
     min_base_seconds: Option<u32>,
     max_messages: usize,
+    max_elo: Option<u16>,
+    speed: Vec<String>,
+    date: Option<String>,
+    termination: Vec<String>,
+    rated_only: bool,
+    threads: Option<usize>,
 ) -> PyResult<Bound<'py, PyDict>> {
     if inputs.is_empty() {
         return Err(PyValueError::new_err("no inputs"));
+    }
+    let mut speeds = 0;
+    for name in &speed {
+        let class = import::lichess::Speed::parse(name)
+            .ok_or_else(|| PyValueError::new_err(format!("{name:?} is not a speed class")))?;
+        speeds |= class.bit();
+    }
+    let dates = date
+        .as_deref()
+        .map(import::lichess::parse_date_range)
+        .transpose()
+        .map_err(PyValueError::new_err)?;
+    if threads == Some(0) {
+        return Err(PyValueError::new_err("threads must be at least 1"));
     }
     let format = match format.as_deref() {
         None | Some("auto") => None,
@@ -529,7 +549,16 @@ fn import_files<'py>(
             every,
             require_eval,
             min_elo,
+            max_elo,
             min_base_seconds,
+            speeds,
+            dates,
+            terminations: termination
+                .iter()
+                .map(|t| t.trim().to_ascii_lowercase())
+                .collect(),
+            rated_only,
+            threads,
         },
         strict,
         output,
@@ -556,9 +585,10 @@ fn import_files<'py>(
     out.set_item("rejected", counts.rejected)?;
     out.set_item("games", counts.games)?;
     let dropped = PyDict::new(py);
-    dropped.set_item("min_elo", counts.dropped.min_elo)?;
-    dropped.set_item("min_base_seconds", counts.dropped.min_base_seconds)?;
-    dropped.set_item("require_eval", counts.dropped.require_eval)?;
+    for (option, count) in counts.dropped.by_filter() {
+        let name = option.trim_start_matches("--").replace('-', "_");
+        dropped.set_item(name, count)?;
+    }
     out.set_item("dropped", dropped)?;
     out.set_item("total", imported.total)?;
     out.set_item("appended_to", imported.appended_to)?;

@@ -9,6 +9,7 @@ use anyhow::{Context, Result, bail};
 use clap::ValueEnum;
 
 use pawnstorm::db::{Columns, DEFAULT_BLOCK_SIZE, Database, DbError, DbWriter, Verify};
+use pawnstorm::import::lichess::{self, Speed};
 use pawnstorm::import::{self, Format, ImportOptions, IntoDb, Observers, Source, import_sources};
 
 use super::progress;
@@ -42,16 +43,51 @@ pub struct Args {
     /// an unknown rating are left out)
     #[arg(long, value_name = "N")]
     min_elo: Option<u16>,
+    /// PGN: keep only games where both WhiteElo and BlackElo are at most N (games with
+    /// an unknown rating are left out)
+    #[arg(long, value_name = "N")]
+    max_elo: Option<u16>,
     /// PGN: keep only games whose TimeControl base time is at least N seconds (games with
     /// an unknown time control are left out)
     #[arg(long, value_name = "N")]
     min_base_seconds: Option<u32>,
+    /// PGN: keep only games of these lichess speed classes, by base + 40 × increment
+    /// seconds: ultrabullet (< 30), bullet (< 180), blitz (< 480), rapid (< 1500),
+    /// classical, correspondence (TimeControl "-")
+    #[arg(long, value_name = "CLASS,...", value_delimiter = ',', value_parser = parse_speed)]
+    speed: Vec<Speed>,
+    /// PGN: keep only games played on these dates, inclusive, from the UTCDate tag (else
+    /// Date): 2024.01.01..2024.01.31, 2024.01.01.. or ..2024.01.31 (games with an
+    /// unknown date are left out)
+    #[arg(long, value_name = "A..B", value_parser = parse_dates)]
+    date: Option<(u32, u32)>,
+    /// PGN: keep only games whose Termination tag is one of these, case-insensitive
+    /// (lichess writes Normal, Time forfeit, Abandoned, Rules infraction)
+    #[arg(long, value_name = "V,...", value_delimiter = ',')]
+    termination: Vec<String>,
+    /// PGN: keep only rated games (an Event tag starting with "Rated", as lichess writes it)
+    #[arg(long)]
+    rated_only: bool,
+    /// Worker threads for PGN and lichess JSONL (default: one per core)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    threads: Option<u32>,
     /// Input format, if the file names do not tell
     #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
     format: FormatArg,
     /// Positions per block (a power of two, 64 to 1048576)
     #[arg(long, default_value_t = DEFAULT_BLOCK_SIZE)]
     block_size: u32,
+}
+
+fn parse_speed(text: &str) -> Result<Speed, String> {
+    Speed::parse(text).ok_or_else(|| {
+        let names: Vec<&str> = Speed::ALL.iter().map(|s| s.name()).collect();
+        format!("{text:?} is not a speed class: {}", names.join(", "))
+    })
+}
+
+fn parse_dates(text: &str) -> Result<(u32, u32), String> {
+    lichess::parse_date_range(text)
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -86,7 +122,17 @@ impl Args {
                 every: self.every,
                 require_eval: self.require_eval,
                 min_elo: self.min_elo,
+                max_elo: self.max_elo,
                 min_base_seconds: self.min_base_seconds,
+                speeds: self.speed.iter().fold(0, |bits, s| bits | s.bit()),
+                dates: self.date,
+                terminations: self
+                    .termination
+                    .iter()
+                    .map(|t| t.trim().to_ascii_lowercase())
+                    .collect(),
+                rated_only: self.rated_only,
+                threads: self.threads.map(|n| n as usize),
             },
             strict: self.strict,
             output: self.output,
@@ -129,15 +175,12 @@ pub fn run(args: Args) -> Result<()> {
     };
     let dropped = &totals.dropped;
     let dropped = if dropped.total() > 0 {
-        let by_filter: Vec<String> = [
-            ("--min-elo", dropped.min_elo),
-            ("--min-base-seconds", dropped.min_base_seconds),
-            ("--require-eval", dropped.require_eval),
-        ]
-        .iter()
-        .filter(|(_, n)| *n > 0)
-        .map(|(filter, n)| format!("{n} {filter}"))
-        .collect();
+        let by_filter: Vec<String> = dropped
+            .by_filter()
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(filter, n)| format!("{n} {filter}"))
+            .collect();
         format!(
             ", dropped {} games ({})",
             dropped.total(),

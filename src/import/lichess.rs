@@ -145,6 +145,188 @@ pub fn seconds_label(seconds: u32) -> u16 {
     seconds.min(u32::from(u16::MAX - 1)) as u16
 }
 
+/// Why a `[%clk]` could not be read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BadClock(pub String);
+
+impl std::fmt::Display for BadClock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The time in the first `[%clk H:MM:SS]` command of a comment's text, in whole seconds
+/// (a fraction, `0:00:09.8`, cut off), as lichess writes it after each move: the clock of
+/// the side that made the move.
+pub fn clock_in_comment(comment: &[u8]) -> Result<Option<u32>, BadClock> {
+    const COMMAND: &[u8] = b"[%clk";
+    let Some(at) = memchr::memmem::find(comment, COMMAND) else {
+        return Ok(None);
+    };
+    let rest = &comment[at + COMMAND.len()..];
+    let end =
+        memchr::memchr(b']', rest).ok_or_else(|| BadClock("unterminated [%clk".to_string()))?;
+    let operand = rest[..end].trim_ascii();
+    let bad = || {
+        BadClock(format!(
+            "[%clk {}] is not a time H:MM:SS",
+            String::from_utf8_lossy(operand)
+        ))
+    };
+    let whole = match memchr::memchr(b'.', operand) {
+        Some(dot) if operand[dot + 1..].iter().all(u8::is_ascii_digit) => &operand[..dot],
+        Some(_) => return Err(bad()),
+        None => operand,
+    };
+    let mut seconds: u64 = 0;
+    let mut fields = 0;
+    for field in whole.split(|&b| b == b':') {
+        if field.is_empty() || field.len() > 9 || !field.iter().all(u8::is_ascii_digit) {
+            return Err(bad());
+        }
+        let value = field.iter().fold(0u64, |n, d| n * 10 + u64::from(d - b'0'));
+        seconds = seconds * 60 + value;
+        fields += 1;
+    }
+    if fields != 3 {
+        return Err(bad());
+    }
+    Ok(Some(seconds.min(u64::from(u32::MAX)) as u32))
+}
+
+/// lichess's speed classes, by the estimated duration of a game: base + 40 × increment
+/// seconds (lila's `Speed` and `Clock.Config.estimateTotalSeconds`); a game without a
+/// clock (`TimeControl "-"`) is correspondence.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Speed {
+    UltraBullet,
+    Bullet,
+    Blitz,
+    Rapid,
+    Classical,
+    Correspondence,
+}
+
+impl Speed {
+    pub const ALL: [Speed; 6] = [
+        Speed::UltraBullet,
+        Speed::Bullet,
+        Speed::Blitz,
+        Speed::Rapid,
+        Speed::Classical,
+        Speed::Correspondence,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Speed::UltraBullet => "ultrabullet",
+            Speed::Bullet => "bullet",
+            Speed::Blitz => "blitz",
+            Speed::Rapid => "rapid",
+            Speed::Classical => "classical",
+            Speed::Correspondence => "correspondence",
+        }
+    }
+
+    /// Reads a class's name, case-insensitively (`ultraBullet` as lichess writes it).
+    pub fn parse(name: &str) -> Option<Speed> {
+        let name = name.trim().to_ascii_lowercase();
+        Speed::ALL.into_iter().find(|s| s.name() == name)
+    }
+
+    /// The bit of this class in a set of classes.
+    pub fn bit(self) -> u8 {
+        1 << self as u8
+    }
+
+    /// The class of a `TimeControl` tag's value; `None` when it cannot be told.
+    pub fn of_time_control(text: &str) -> Option<Speed> {
+        if text.trim() == "-" {
+            return Some(Speed::Correspondence);
+        }
+        let (base, increment) = parse_time_control(text)?;
+        let estimate = u64::from(base) + 40 * u64::from(increment);
+        Some(match estimate {
+            0..30 => Speed::UltraBullet,
+            30..180 => Speed::Bullet,
+            180..480 => Speed::Blitz,
+            480..1500 => Speed::Rapid,
+            1500..21600 => Speed::Classical,
+            _ => Speed::Correspondence,
+        })
+    }
+}
+
+/// A PGN date (`UTCDate`/`Date`, `2024.01.31`; `-` also read) as the number 20240131;
+/// `None` when any part is unknown (`2024.??.??`) or it is not a date.
+pub fn parse_date(text: &[u8]) -> Option<u32> {
+    let text = text.trim_ascii();
+    let mut parts = text.split(|&b| b == b'.' || b == b'-');
+    let mut field = |len: usize, max: u32| {
+        let part = parts.next()?;
+        (part.len() == len && part.iter().all(u8::is_ascii_digit))
+            .then(|| part.iter().fold(0u32, |n, d| n * 10 + u32::from(d - b'0')))
+            .filter(|&v| v <= max && (len == 4 || v >= 1))
+    };
+    let (year, month, day) = (field(4, 9999)?, field(2, 12)?, field(2, 31)?);
+    parts
+        .next()
+        .is_none()
+        .then_some(year * 10000 + month * 100 + day)
+}
+
+/// `A..B`, `A..` or `..B`, dates as PGN writes them (`2024.01.31`, or `2024-01-31`).
+pub fn parse_date_range(text: &str) -> Result<(u32, u32), String> {
+    let (first, last) = text
+        .split_once("..")
+        .ok_or_else(|| format!("{text:?} is not a range of dates A..B"))?;
+    let date = |part: &str, open: u32| {
+        if part.trim().is_empty() {
+            return Ok(open);
+        }
+        parse_date(part.as_bytes()).ok_or_else(|| format!("{part:?} is not a date YYYY.MM.DD"))
+    };
+    let range = (date(first, 0)?, date(last, u32::MAX)?);
+    if range.0 > range.1 {
+        return Err(format!("{text:?}: the first date is after the last"));
+    }
+    Ok(range)
+}
+
+#[cfg(test)]
+mod clock_tests {
+    use super::*;
+
+    #[test]
+    fn clocks_speeds_and_dates() {
+        assert_eq!(
+            clock_in_comment(b" [%eval 0.17] [%clk 0:03:00] "),
+            Ok(Some(180))
+        );
+        assert_eq!(clock_in_comment(b"[%clk 1:02:03.9]"), Ok(Some(3723)));
+        assert_eq!(clock_in_comment(b"no clock"), Ok(None));
+        assert!(clock_in_comment(b"[%clk 3:00]").is_err());
+        assert!(clock_in_comment(b"[%clk abc]").is_err());
+        assert!(clock_in_comment(b"[%clk 0:03:00").is_err());
+        assert_eq!(Speed::of_time_control("15+0"), Some(Speed::UltraBullet));
+        assert_eq!(Speed::of_time_control("60+0"), Some(Speed::Bullet));
+        assert_eq!(Speed::of_time_control("120+1"), Some(Speed::Bullet));
+        assert_eq!(Speed::of_time_control("120+2"), Some(Speed::Blitz));
+        assert_eq!(Speed::of_time_control("180+0"), Some(Speed::Blitz));
+        assert_eq!(Speed::of_time_control("300+3"), Some(Speed::Blitz));
+        assert_eq!(Speed::of_time_control("600+0"), Some(Speed::Rapid));
+        assert_eq!(Speed::of_time_control("900+10"), Some(Speed::Rapid));
+        assert_eq!(Speed::of_time_control("1800+0"), Some(Speed::Classical));
+        assert_eq!(Speed::of_time_control("-"), Some(Speed::Correspondence));
+        assert_eq!(Speed::of_time_control("?"), None);
+        assert_eq!(Speed::parse("ultraBullet"), Some(Speed::UltraBullet));
+        assert_eq!(parse_date(b"2024.01.31"), Some(20240131));
+        assert_eq!(parse_date(b"2024-01-31"), Some(20240131));
+        assert_eq!(parse_date(b"2024.??.??"), None);
+        assert_eq!(parse_date(b"2024.13.01"), None);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

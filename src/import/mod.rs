@@ -99,8 +99,8 @@ pub enum Format {
     Binpack,
 }
 
-/// Options that shape which positions an import keeps.
-#[derive(Clone, Copy, Debug)]
+/// Options that shape which positions an import keeps, and how many threads read them.
+#[derive(Clone, Debug)]
 pub struct ImportOptions {
     /// PGN: leave out positions before this ply (0 = the starting position is kept).
     pub skip_plies: u32,
@@ -111,9 +111,25 @@ pub struct ImportOptions {
     /// PGN: keep only games where both players' ratings (`WhiteElo`, `BlackElo`) are
     /// known and at least this.
     pub min_elo: Option<u16>,
+    /// PGN: keep only games where both players' ratings are known and at most this.
+    pub max_elo: Option<u16>,
     /// PGN: keep only games whose `TimeControl` base time is known and at least this
     /// many seconds.
     pub min_base_seconds: Option<u32>,
+    /// PGN: keep only games of these lichess speed classes (`lichess::Speed::bit`s; 0 =
+    /// any), told from the `TimeControl` tag.
+    pub speeds: u8,
+    /// PGN: keep only games played from the first to the last of these dates
+    /// (`20240131`, inclusive), from the `UTCDate` tag (else `Date`).
+    pub dates: Option<(u32, u32)>,
+    /// PGN: keep only games whose `Termination` tag is one of these (lower case; empty =
+    /// any).
+    pub terminations: Vec<String>,
+    /// PGN: keep only rated games (an `Event` tag starting with `Rated`, as lichess
+    /// writes it).
+    pub rated_only: bool,
+    /// Worker threads for PGN and JSONL (`None`: one per core).
+    pub threads: Option<usize>,
 }
 
 impl Default for ImportOptions {
@@ -123,7 +139,13 @@ impl Default for ImportOptions {
             every: 1,
             require_eval: false,
             min_elo: None,
+            max_elo: None,
             min_base_seconds: None,
+            speeds: 0,
+            dates: None,
+            terminations: Vec::new(),
+            rated_only: false,
+            threads: None,
         }
     }
 }
@@ -182,20 +204,49 @@ pub struct Counts {
 pub struct Dropped {
     /// `--min-elo`: a rating below the minimum, or unknown.
     pub min_elo: u64,
+    /// `--max-elo`: a rating above the maximum, or unknown.
+    pub max_elo: u64,
     /// `--min-base-seconds`: a base time below the minimum, or unknown.
     pub min_base_seconds: u64,
+    /// `--speed`: another speed class, or an unknown time control.
+    pub speed: u64,
+    /// `--date`: played outside the dates, or on an unknown date.
+    pub date: u64,
+    /// `--termination`: another termination, or none given.
+    pub termination: u64,
+    /// `--rated-only`: not a rated game.
+    pub rated_only: u64,
     /// `--require-eval`: no `[%eval]` comment.
     pub require_eval: u64,
 }
 
 impl Dropped {
+    /// Each filter's option and its count, in the order they are checked.
+    pub fn by_filter(&self) -> [(&'static str, u64); 8] {
+        [
+            ("--min-elo", self.min_elo),
+            ("--max-elo", self.max_elo),
+            ("--min-base-seconds", self.min_base_seconds),
+            ("--speed", self.speed),
+            ("--date", self.date),
+            ("--termination", self.termination),
+            ("--rated-only", self.rated_only),
+            ("--require-eval", self.require_eval),
+        ]
+    }
+
     pub fn total(&self) -> u64 {
-        self.min_elo + self.min_base_seconds + self.require_eval
+        self.by_filter().iter().map(|(_, n)| n).sum()
     }
 
     pub fn add(&mut self, other: &Dropped) {
         self.min_elo += other.min_elo;
+        self.max_elo += other.max_elo;
         self.min_base_seconds += other.min_base_seconds;
+        self.speed += other.speed;
+        self.date += other.date;
+        self.termination += other.termination;
+        self.rated_only += other.rated_only;
         self.require_eval += other.require_eval;
     }
 }
@@ -348,6 +399,28 @@ impl LineReader {
             }
         }
     }
+    /// Appends up to `want` more bytes of the input to `buf` (fewer only at its end), as
+    /// they come, line endings and all; says whether the input has ended.
+    fn read_more(&mut self, buf: &mut Vec<u8>, want: usize) -> io::Result<bool> {
+        buf.extend_from_slice(&self.buffer[self.start..self.end]);
+        self.start = 0;
+        self.end = 0;
+        let target = buf.len() + want;
+        while buf.len() < target && !self.eof {
+            let len = buf.len();
+            buf.resize(target, 0);
+            let read = self.inner.read(&mut buf[len..]);
+            buf.truncate(len + *read.as_ref().unwrap_or(&0));
+            match read {
+                Ok(0) => self.eof = true,
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(self.eof)
+    }
+
     /// Puts the next whole lines (line endings kept) at the start of `buf`, read straight
     /// into it, and says how many bytes they take: at least `want` unless the input ends
     /// first, and never part of a line; 0 at the end of the input. For readers that take

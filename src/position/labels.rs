@@ -76,6 +76,9 @@ pub struct Labels {
     pub increment: Option<u16>,
     /// The move played from this position in its game, as [`encode_move`] gives it.
     pub move_played: Option<u16>,
+    /// The mover's time left in whole seconds after the move played from this position
+    /// (lichess `[%clk]`), clamped to 65,534.
+    pub clock: Option<u16>,
 }
 
 impl Labels {

@@ -1,0 +1,512 @@
+//! One game's text into records: its tags read and filtered, its movetext replayed as
+//! python-chess replays it (`san`), labels from its tags and comments.
+
+use shakmaty::fen::Fen;
+use shakmaty::{CastlingMode, CastlingSide, Chess, Move, Position as _, Role};
+
+use super::cut::{GameSpan, is_blank, next_line, tag_pair};
+use super::san::{self, SanToken};
+use crate::import::ImportOptions;
+use crate::import::lichess::{self, BadEval};
+use crate::position::labels::{self, GameResult, Labels, Record};
+
+/// What became of one game.
+pub(super) enum Outcome {
+    Kept(Vec<Record>),
+    Dropped(Filter),
+    /// Refused: the reason (with the line of the fault when it is not the first).
+    Rejected(String),
+}
+
+/// The filter that left a well-formed game out (the first that failed, in this order).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Filter {
+    MinElo,
+    MaxElo,
+    MinBaseSeconds,
+    Speed,
+    Date,
+    Termination,
+    RatedOnly,
+    RequireEval,
+}
+
+#[derive(Default)]
+struct Tags<'a> {
+    any: bool,
+    fen: Option<&'a [u8]>,
+    variant: Option<&'a [u8]>,
+    result: Option<GameResult>,
+    white_elo: Option<u16>,
+    black_elo: Option<u16>,
+    time_control: Option<&'a [u8]>,
+    utc_date: Option<&'a [u8]>,
+    date: Option<&'a [u8]>,
+    termination: Option<&'a [u8]>,
+    event: Option<&'a [u8]>,
+}
+
+fn text(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+    String::from_utf8_lossy(bytes)
+}
+
+/// Reads the game `span` of `batch`.
+pub(super) fn read_game(batch: &[u8], span: &GameSpan, options: &ImportOptions) -> Outcome {
+    match read(batch, span, options) {
+        Ok(outcome) => outcome,
+        Err(reason) => Outcome::Rejected(reason),
+    }
+}
+
+fn read(batch: &[u8], span: &GameSpan, options: &ImportOptions) -> Result<Outcome, String> {
+    let mut tags = Tags::default();
+    let header = &batch[span.start..span.movetext];
+    let mut at = 0;
+    let mut line_number = span.first_line;
+    while let Some((line, next)) = next_line(header, at, true) {
+        if line.starts_with(b"[") {
+            let (name, value) = tag_pair(line).ok_or_else(|| {
+                format!(
+                    "at line {line_number}: malformed tag {:?} (a tag is [Name \"value\"])",
+                    text(line)
+                )
+            })?;
+            tags.any = true;
+            read_tag(&mut tags, name, value);
+        }
+        at = next;
+        line_number += 1;
+    }
+    if let Some(filter) = filtered_by_tags(&tags, options) {
+        return Ok(Outcome::Dropped(filter));
+    }
+    let (position, chess960) = starting_position(&tags)?;
+    let mut game = Replay {
+        options,
+        position,
+        chess960,
+        ply: 0,
+        records: Vec::new(),
+        current: None,
+        previous: None,
+        outcome: None,
+        has_eval: false,
+        has_moves: false,
+        line: span.movetext_line,
+        game_labels: game_labels(&tags),
+    };
+    game.emit()?;
+    game.movetext(&batch[span.movetext..span.end])?;
+    if !tags.any && !game.has_moves {
+        return Err("no tags and no moves: not a game".to_string());
+    }
+    if options.require_eval && !game.has_eval {
+        return Ok(Outcome::Dropped(Filter::RequireEval));
+    }
+    // The termination marker is the game's own word; the tag stands in for a `*`.
+    let result = game.outcome.unwrap_or(None).or(tags.result);
+    for record in &mut game.records {
+        record.labels.result = result;
+    }
+    Ok(Outcome::Kept(game.records))
+}
+
+fn read_tag<'a>(tags: &mut Tags<'a>, name: &[u8], value: &'a [u8]) {
+    match name {
+        b"FEN" => tags.fen = Some(value),
+        b"Variant" => tags.variant = Some(value),
+        b"Result" => tags.result = GameResult::parse(&text(value)),
+        b"WhiteElo" => tags.white_elo = lichess::parse_elo(&text(value)),
+        b"BlackElo" => tags.black_elo = lichess::parse_elo(&text(value)),
+        b"TimeControl" => tags.time_control = Some(value),
+        b"UTCDate" => tags.utc_date = Some(value),
+        b"Date" => tags.date = Some(value),
+        b"Termination" => tags.termination = Some(value),
+        b"Event" => tags.event = Some(value),
+        _ => {}
+    }
+}
+
+fn filtered_by_tags(tags: &Tags, options: &ImportOptions) -> Option<Filter> {
+    let both_rated =
+        |ok: &dyn Fn(u16) -> bool| tags.white_elo.is_some_and(ok) && tags.black_elo.is_some_and(ok);
+    if let Some(min) = options.min_elo
+        && !both_rated(&|e| e >= min)
+    {
+        return Some(Filter::MinElo);
+    }
+    if let Some(max) = options.max_elo
+        && !both_rated(&|e| e <= max)
+    {
+        return Some(Filter::MaxElo);
+    }
+    let time_control = tags.time_control.map(|t| text(t));
+    if let Some(min) = options.min_base_seconds
+        && time_control
+            .as_deref()
+            .and_then(lichess::parse_time_control)
+            .is_none_or(|(base, _)| base < min)
+    {
+        return Some(Filter::MinBaseSeconds);
+    }
+    if options.speeds != 0
+        && time_control
+            .as_deref()
+            .and_then(lichess::Speed::of_time_control)
+            .is_none_or(|speed| options.speeds & speed.bit() == 0)
+    {
+        return Some(Filter::Speed);
+    }
+    if let Some((first, last)) = options.dates {
+        let date = tags.utc_date.or(tags.date).and_then(lichess::parse_date);
+        if date.is_none_or(|d| d < first || d > last) {
+            return Some(Filter::Date);
+        }
+    }
+    if !options.terminations.is_empty() {
+        let termination = tags
+            .termination
+            .map(|t| text(t).trim().to_ascii_lowercase());
+        if termination.is_none_or(|t| !options.terminations.contains(&t)) {
+            return Some(Filter::Termination);
+        }
+    }
+    if options.rated_only
+        && !tags
+            .event
+            .is_some_and(|e| e.len() >= 6 && e[..6].eq_ignore_ascii_case(b"rated "))
+    {
+        return Some(Filter::RatedOnly);
+    }
+    None
+}
+
+/// The position the game starts from and whether it is Chess960 (the `Variant` tag, or
+/// castling rights only Chess960 has, as python-chess decides).
+fn starting_position(tags: &Tags) -> Result<(Chess, bool), String> {
+    let variant = tags
+        .variant
+        .map(|v| text(v).trim().to_ascii_lowercase())
+        .unwrap_or_default();
+    let tagged_960 = match variant.as_str() {
+        "" | "standard" | "chess" | "classical" | "normal" | "illegal" | "from position" => false,
+        "chess960" | "chess 960" | "fischerandom" | "fischerrandom" | "fischer random" => true,
+        _ => return Err(format!("variant {variant:?} is not supported")),
+    };
+    let Some(fen) = tags.fen else {
+        return Ok((Chess::default(), tagged_960));
+    };
+    let bad = |e: &dyn std::fmt::Display| format!("FEN tag {:?}: {e}", text(fen));
+    let parsed = Fen::from_ascii(fen.trim_ascii()).map_err(|e| bad(&e))?;
+    let mode = if tagged_960 {
+        CastlingMode::Chess960
+    } else {
+        CastlingMode::Standard
+    };
+    // Some files leave out the Variant tag of a Chess960 game.
+    let position = match parsed.clone().into_position(mode) {
+        Ok(position) => position,
+        Err(_) => parsed
+            .into_position(CastlingMode::Chess960)
+            .map_err(|e| bad(&e))?,
+    };
+    let chess960 = tagged_960 || san::is_chess960(&position);
+    Ok((position, chess960))
+}
+
+fn game_labels(tags: &Tags) -> Labels {
+    let time_control = tags
+        .time_control
+        .and_then(|t| lichess::parse_time_control(&text(t)));
+    Labels {
+        white_elo: tags.white_elo,
+        black_elo: tags.black_elo,
+        base_seconds: time_control.map(|(base, _)| lichess::seconds_label(base)),
+        increment: time_control.map(|(_, increment)| lichess::seconds_label(increment)),
+        ..Labels::default()
+    }
+}
+
+/// A game being replayed.
+struct Replay<'a> {
+    options: &'a ImportOptions,
+    position: Chess,
+    chess960: bool,
+    ply: u32,
+    records: Vec<Record>,
+    /// The record of the current position, if it is kept.
+    current: Option<usize>,
+    /// The record of the position before the last move, if it is kept.
+    previous: Option<usize>,
+    /// The termination marker, if any: `Some(None)` is `*`.
+    outcome: Option<Option<GameResult>>,
+    has_eval: bool,
+    has_moves: bool,
+    /// The line being read.
+    line: u64,
+    game_labels: Labels,
+}
+
+impl Replay<'_> {
+    fn keep(&self) -> bool {
+        let options = self.options;
+        self.ply >= options.skip_plies
+            && (self.ply - options.skip_plies).is_multiple_of(options.every.max(1))
+    }
+
+    fn emit(&mut self) -> Result<(), String> {
+        self.previous = self.current;
+        self.current = None;
+        if !self.keep() {
+            return Ok(());
+        }
+        let position = super::from_shakmaty(&self.position)?;
+        let ply = u16::try_from(self.ply)
+            .ok()
+            .filter(|&p| p != u16::MAX)
+            .ok_or("game longer than 65,534 plies")?;
+        self.current = Some(self.records.len());
+        self.records.push(Record {
+            position,
+            labels: Labels {
+                ply: Some(ply),
+                ..self.game_labels
+            },
+        });
+        Ok(())
+    }
+
+    fn fault(&self, what: impl std::fmt::Display) -> String {
+        format!("at line {}: {what}", self.line)
+    }
+
+    fn play(&mut self, mv: Move) -> Result<(), String> {
+        if let Some(current) = self.current {
+            self.records[current].labels.move_played = Some(move_label(&mv));
+        }
+        self.position.play_unchecked(mv);
+        self.ply += 1;
+        self.has_moves = true;
+        self.emit()
+    }
+
+    fn move_name(&self, token: &[u8]) -> String {
+        let full = self.position.fullmoves().get();
+        let dots = if self.position.turn() == shakmaty::Color::White {
+            "."
+        } else {
+            "..."
+        };
+        format!("move {full}{dots} {}", text(token))
+    }
+
+    /// A comment's `[%eval]` scores the position after the last move; its `[%clk]` is the
+    /// clock of the side that played it, a label of the position it was played from.
+    fn comment(&mut self, comment: &[u8]) -> Result<(), String> {
+        let side = side_to_move(&self.position);
+        match lichess::eval_in_comment(comment, side) {
+            Ok(None) => {}
+            Ok(Some(score)) => {
+                self.has_eval = true;
+                if let Some(current) = self.current {
+                    self.records[current].labels.score = Some(score);
+                }
+            }
+            Err(BadEval(reason)) => return Err(self.fault(reason)),
+        }
+        match lichess::clock_in_comment(comment) {
+            Ok(None) => {}
+            Ok(Some(seconds)) => {
+                if self.ply > 0
+                    && let Some(previous) = self.previous
+                {
+                    self.records[previous].labels.clock = Some(lichess::seconds_label(seconds));
+                }
+            }
+            Err(reason) => return Err(self.fault(reason)),
+        }
+        Ok(())
+    }
+
+    /// Reads the movetext as python-chess's `MOVETEXT_REGEX` tokenises it: a token where
+    /// one of its patterns matches, any other byte passed over.
+    fn movetext(&mut self, text_bytes: &[u8]) -> Result<(), String> {
+        let mut at = 0;
+        let mut in_comment = false;
+        let mut comment = Vec::new();
+        let mut comment_line = self.line;
+        // Depth of the variation being passed over (variations are not replayed).
+        let mut depth = 0u32;
+        while let Some((line, next)) = next_line(text_bytes, at, true) {
+            at = next;
+            let mut i = 0;
+            if in_comment {
+                match memchr::memchr(b'}', line) {
+                    None => {
+                        comment.extend_from_slice(line);
+                        comment.push(b'\n');
+                        self.line += 1;
+                        continue;
+                    }
+                    Some(end) => {
+                        comment.extend_from_slice(&line[..end]);
+                        in_comment = false;
+                        if depth == 0 {
+                            let whole = std::mem::take(&mut comment);
+                            self.comment(&whole)?;
+                        }
+                        comment.clear();
+                        i = end + 1;
+                    }
+                }
+            } else if line.starts_with(b"%") || line.starts_with(b";") || is_blank(line) {
+                self.line += 1;
+                continue;
+            }
+            while i < line.len() {
+                match line[i] {
+                    b'{' => match memchr::memchr(b'}', &line[i + 1..]) {
+                        Some(len) => {
+                            if depth == 0 {
+                                self.comment(&line[i + 1..i + 1 + len])?;
+                            }
+                            i += len + 2;
+                        }
+                        None => {
+                            in_comment = true;
+                            comment_line = self.line;
+                            comment.extend_from_slice(&line[i + 1..]);
+                            comment.push(b'\n');
+                            break;
+                        }
+                    },
+                    b';' => break,
+                    b'(' => {
+                        // python-chess opens a variation only once a move is played.
+                        if depth > 0 || self.has_moves {
+                            depth += 1;
+                        }
+                        i += 1;
+                    }
+                    b')' => {
+                        depth = depth.saturating_sub(1);
+                        i += 1;
+                    }
+                    _ if depth > 0 => i += 1,
+                    _ => i += self.token(&line[i..])?,
+                }
+            }
+            self.line += 1;
+        }
+        if in_comment {
+            self.line = comment_line;
+            return Err(self.fault("unterminated comment ({ without })"));
+        }
+        Ok(())
+    }
+
+    /// Reads the token at the start of `rest` (in the main line), if one is there; returns
+    /// how many bytes to pass.
+    fn token(&mut self, rest: &[u8]) -> Result<usize, String> {
+        let b = rest[0];
+        if matches!(b, b'N' | b'B' | b'K' | b'R' | b'Q' | b'a'..=b'h' | b'1'..=b'8' | b'-' | b'x')
+            && let Some(token) = san::move_token(rest)
+        {
+            return self.san_move(&token, &rest[..token.len]);
+        }
+        let starts = |p: &[u8]| rest.starts_with(p);
+        let square_at = |i: usize| {
+            rest.get(i).is_some_and(|f| (b'a'..=b'h').contains(f))
+                && rest.get(i + 1).is_some_and(|r| (b'1'..=b'8').contains(r))
+        };
+        if (b == b'@' && square_at(1))
+            || (matches!(b, b'P' | b'N' | b'B' | b'R' | b'Q' | b'K')
+                && rest.get(1) == Some(&b'@')
+                && square_at(2))
+        {
+            return Err(self.fault(format!(
+                "{}: piece drops are not chess",
+                self.move_name(&rest[..if b == b'@' { 3 } else { 4 }])
+            )));
+        }
+        for null in [&b"--"[..], b"Z0", b"0000", b"@@@@"] {
+            if starts(null) {
+                return Err(self.fault(format!(
+                    "{}: null moves are not supported",
+                    self.move_name(null)
+                )));
+            }
+        }
+        for (long, short) in [(&b"O-O-O"[..], &b"O-O"[..]), (b"0-0-0", b"0-0")] {
+            let (side, len) = if starts(long) {
+                (CastlingSide::QueenSide, long.len())
+            } else if starts(short) {
+                (CastlingSide::KingSide, short.len())
+            } else {
+                continue;
+            };
+            let mv = san::castle(&self.position, side)
+                .map_err(|e| self.fault(format!("{}: {e}", self.move_name(&rest[..len]))))?;
+            self.play(mv)?;
+            return Ok(len);
+        }
+        for (marker, result) in [
+            (&b"1-0"[..], Some(GameResult::WhiteWin)),
+            (b"0-1", Some(GameResult::BlackWin)),
+            (b"1/2-1/2", Some(GameResult::Draw)),
+            (b"*", None),
+        ] {
+            if starts(marker) {
+                self.outcome = Some(result);
+                return Ok(marker.len());
+            }
+        }
+        if b == b'$' {
+            let digits = rest[1..].iter().take_while(|d| d.is_ascii_digit()).count();
+            return Ok(1 + digits);
+        }
+        Ok(1)
+    }
+
+    fn san_move(&mut self, token: &SanToken, token_text: &[u8]) -> Result<usize, String> {
+        let mv = san::to_move(&self.position, token, self.chess960)
+            .map_err(|e| self.fault(format!("{}: {e}", self.move_name(token_text))))?;
+        self.play(mv)?;
+        Ok(token.len)
+    }
+}
+
+fn side_to_move(position: &Chess) -> pawnstorm_kernels::Color {
+    match position.turn() {
+        shakmaty::Color::White => pawnstorm_kernels::Color::White,
+        shakmaty::Color::Black => pawnstorm_kernels::Color::Black,
+    }
+}
+
+/// The move as the DB's `move` label stores it (`labels::encode_move`): castling as the
+/// king's move to the g- or c-file, or, in Chess960 when the king is already there, as
+/// the king taking its own rook (UCI_Chess960's way), so that the king always moves.
+pub(super) fn move_label(mv: &Move) -> u16 {
+    let (from, to, promotion) = match *mv {
+        Move::Normal {
+            from,
+            to,
+            promotion,
+            ..
+        } => (from, to, promotion),
+        Move::EnPassant { from, to } => (from, to, None),
+        Move::Castle { king, rook } => {
+            let target = san::castle_king_target(mv);
+            (king, if target == king { rook } else { target }, None)
+        }
+        Move::Put { to, .. } => (to, to, None),
+    };
+    let promotion = match promotion {
+        None => 0,
+        Some(Role::Knight) => 1,
+        Some(Role::Bishop) => 2,
+        Some(Role::Rook) => 3,
+        Some(_) => 4,
+    };
+    labels::encode_move(u8::from(from), u8::from(to), promotion)
+}
