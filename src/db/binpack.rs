@@ -298,7 +298,12 @@ fn binpack_move(position: &Position, code: u16) -> Option<SfMove> {
             SfPiece::new(kind, sf_color(piece.color)),
         ));
     }
+    let own_rook = Square::new(to as u8)
+        .and_then(|t| position.piece_at(t))
+        .is_some_and(|p| p.color == piece.color && p.kind == PieceType::Rook);
     match piece.kind {
+        // Chess960 castling with the king already on its square: the king takes its rook.
+        PieceType::King if own_rook => Some(SfMove::castle(sf_from, SfSquare::new(to as u32))),
         PieceType::King if (from as i32 - to as i32).abs() == 2 => {
             let rook = if to > from {
                 (from & !7) + 7

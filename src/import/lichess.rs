@@ -39,6 +39,12 @@ pub fn mate_score(moves: i32, side_to_move: Color) -> i32 {
     }
 }
 
+/// Where `command` (`[%eval`, `[%clk`) first is in a comment: comments are short, so a
+/// scan for `[` beats setting up a substring search each time.
+fn find_command(comment: &[u8], command: &[u8]) -> Option<usize> {
+    memchr::memchr_iter(b'[', comment).find(|&at| comment[at..].starts_with(command))
+}
+
 /// Why a `[%eval]` could not be read.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BadEval(pub String);
@@ -48,7 +54,7 @@ pub struct BadEval(pub String);
 /// `,depth` suffix (`[%eval -1.00,23]`, as python-chess writes it).
 pub fn eval_in_comment(comment: &[u8], side_to_move: Color) -> Result<Option<i32>, BadEval> {
     const COMMAND: &[u8] = b"[%eval";
-    let Some(at) = memchr::memmem::find(comment, COMMAND) else {
+    let Some(at) = find_command(comment, COMMAND) else {
         return Ok(None);
     };
     let rest = &comment[at + COMMAND.len()..];
@@ -160,7 +166,7 @@ impl std::fmt::Display for BadClock {
 /// the side that made the move.
 pub fn clock_in_comment(comment: &[u8]) -> Result<Option<u32>, BadClock> {
     const COMMAND: &[u8] = b"[%clk";
-    let Some(at) = memchr::memmem::find(comment, COMMAND) else {
+    let Some(at) = find_command(comment, COMMAND) else {
         return Ok(None);
     };
     let rest = &comment[at + COMMAND.len()..];

@@ -23,6 +23,7 @@ mod san;
 
 use super::{Counts, Handlers, ImportError, ImportOptions, Input};
 use crate::position::board::{CastlingRights, CastlingSide, Position, PositionParts};
+use crate::position::labels::Record;
 use cut::GameSpan;
 use game::{Filter, Outcome};
 use pawnstorm_kernels::{Bitboard, Color, Square};
@@ -49,27 +50,13 @@ pub(super) fn import_games(
         .max(1);
     if threads == 1 {
         let mut batch = Batch::default();
-        let mut outcomes = Vec::new();
         loop {
             reader.fill(&mut batch, input)?;
             if batch.games.is_empty() {
                 break;
             }
-            outcomes.clear();
-            outcomes.extend(
-                batch
-                    .games
-                    .iter()
-                    .map(|span| game::read_game(&batch.text, span, options)),
-            );
-            store(
-                &batch,
-                &mut outcomes,
-                input,
-                next_game_id,
-                handlers,
-                &mut counts,
-            )?;
+            batch.replay(options, 1);
+            store(&mut batch, input, next_game_id, handlers, &mut counts)?;
         }
         return Ok(counts);
     }
@@ -77,41 +64,82 @@ pub(super) fn import_games(
         file: input.name.clone(),
         error: std::io::Error::other(e),
     })?;
-    // Three batches in a pipeline: one stored, one replayed, one read.
-    let mut done = (Batch::default(), Vec::new());
-    let mut parsing = (Batch::default(), Vec::new());
+    // Three batches in a pipeline: one stored, one replayed, one read. Their buffers go
+    // round and are reused, so that memory is allocated once.
+    let mut done = Batch::default();
+    let mut parsing = Batch::default();
     let mut reading = Batch::default();
-    reader.fill(&mut parsing.0, input)?;
-    while !parsing.0.games.is_empty() || !done.0.games.is_empty() {
+    reader.fill(&mut parsing, input)?;
+    while !parsing.games.is_empty() || !done.games.is_empty() {
         let mut stored = Ok(());
         let mut read = Ok(());
         pool.in_place_scope(|scope| {
-            let (batch, outcomes) = &mut parsing;
-            scope.spawn(|_| {
-                batch
-                    .games
-                    .par_iter()
-                    .with_min_len(8)
-                    .map(|span| game::read_game(&batch.text, span, options))
-                    .collect_into_vec(outcomes);
-            });
-            let (batch, outcomes) = &mut done;
-            stored = store(batch, outcomes, input, next_game_id, handlers, &mut counts);
+            let batch = &mut parsing;
+            scope.spawn(move |_| batch.replay(options, threads));
+            stored = store(&mut done, input, next_game_id, handlers, &mut counts);
             read = reader.fill(&mut reading, input);
         });
         stored?;
         read?;
         std::mem::swap(&mut done, &mut parsing);
-        std::mem::swap(&mut parsing.0, &mut reading);
+        std::mem::swap(&mut parsing, &mut reading);
     }
     Ok(counts)
 }
 
-/// Whole games of the input and where they are.
+/// Whole games of the input, where they are, and (once replayed) what became of them.
 #[derive(Default)]
 struct Batch {
     text: Vec<u8>,
     games: Vec<GameSpan>,
+    /// The games' outcomes and records, a run of consecutive games each.
+    runs: Vec<Run>,
+}
+
+#[derive(Default)]
+struct Run {
+    outcomes: Vec<Outcome>,
+    records: Vec<Record>,
+}
+
+/// Games replayed together: enough runs that the workers share them out evenly.
+const RUNS_PER_THREAD: usize = 16;
+
+impl Batch {
+    /// Replays the batch's games, in parallel when `threads` > 1 (inside a pool).
+    fn replay(&mut self, options: &ImportOptions, threads: usize) {
+        let runs = if threads == 1 {
+            1
+        } else {
+            threads * RUNS_PER_THREAD
+        };
+        self.runs.resize_with(runs, Run::default);
+        let per_run = self.games.len().div_ceil(runs).max(1);
+        let text = &self.text;
+        let replay_run = |(run, spans): (&mut Run, &[GameSpan])| {
+            run.outcomes.clear();
+            run.records.clear();
+            for span in spans {
+                let outcome = game::read_game(text, span, options, &mut run.records);
+                run.outcomes.push(outcome);
+            }
+        };
+        for run in &mut self.runs {
+            run.outcomes.clear();
+            run.records.clear();
+        }
+        if threads == 1 {
+            self.runs
+                .iter_mut()
+                .zip(self.games.chunks(per_run))
+                .for_each(replay_run);
+        } else {
+            self.runs
+                .par_iter_mut()
+                .zip(self.games.par_chunks(per_run))
+                .for_each(replay_run);
+        }
+    }
 }
 
 /// Reads the input in batches of whole games.
@@ -154,24 +182,55 @@ impl BatchReader {
 
 /// Stores a batch's kept games and reports its refused ones, in input order.
 fn store(
-    batch: &Batch,
-    outcomes: &mut Vec<Outcome>,
+    batch: &mut Batch,
     input: &Input,
     next_game_id: &mut u32,
     handlers: &mut Handlers<'_>,
     counts: &mut Counts,
 ) -> Result<(), ImportError> {
-    for (span, outcome) in batch.games.iter().zip(outcomes.drain(..)) {
+    let mut spans = batch.games.iter();
+    for run in &mut batch.runs {
+        let mut records = run.records.iter_mut();
+        for (outcome, span) in run.outcomes.drain(..).zip(&mut spans) {
+            store_game(
+                outcome,
+                span,
+                &batch.text,
+                &mut records,
+                input,
+                next_game_id,
+                handlers,
+                counts,
+            )?;
+        }
+    }
+    batch.games.clear();
+    (handlers.progress)(input.bytes_read());
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn store_game<'a>(
+    outcome: Outcome,
+    span: &GameSpan,
+    text: &[u8],
+    records: &mut impl Iterator<Item = &'a mut Record>,
+    input: &Input,
+    next_game_id: &mut u32,
+    handlers: &mut Handlers<'_>,
+    counts: &mut Counts,
+) -> Result<(), ImportError> {
+    {
         match outcome {
-            Outcome::Kept(mut records) => {
+            Outcome::Kept(count) => {
                 counts.games += 1;
                 let game_id = *next_game_id;
                 *next_game_id = next_game_id.saturating_add(1);
-                for record in &mut records {
+                for record in records.take(count) {
                     record.labels.game_id = Some(game_id);
                     (handlers.record)(record)?;
                 }
-                counts.positions += records.len() as u64;
+                counts.positions += count as u64;
             }
             Outcome::Dropped(filter) => {
                 let dropped = &mut counts.dropped;
@@ -187,14 +246,13 @@ fn store(
                 } += 1;
             }
             Outcome::Rejected(reason) => {
-                let first = cut::next_line(&batch.text[span.start..span.end], 0, true)
+                let first = cut::next_line(&text[span.start..span.end], 0, true)
                     .map_or(&[][..], |(line, _)| line);
                 let text = String::from_utf8_lossy(first).trim().to_string();
                 input.reject(handlers, span.first_line, reason, &text, counts)?;
             }
         }
     }
-    (handlers.progress)(input.bytes_read());
     Ok(())
 }
 
@@ -208,6 +266,15 @@ fn side_to_move(position: &Chess) -> Color {
 /// Converts a shakmaty position into a pawnstorm one. The en-passant square is kept only
 /// when a legal capture exists, as python-chess writes FENs.
 pub(crate) fn from_shakmaty(position: &Chess) -> Result<Position, String> {
+    Position::from_parts(shakmaty_parts(position)?).map_err(|e| e.to_string())
+}
+
+/// [`from_shakmaty`] for a position reached by a legal move from one it accepted.
+pub(crate) fn from_shakmaty_after_move(position: &Chess) -> Result<Position, String> {
+    Ok(Position::from_parts_trusted(shakmaty_parts(position)?))
+}
+
+fn shakmaty_parts(position: &Chess) -> Result<PositionParts, String> {
     let board = position.board();
     let role = |r: Role| Bitboard(board.by_role(r).0);
     let pieces = [
@@ -248,7 +315,7 @@ pub(crate) fn from_shakmaty(position: &Chess) -> Result<Position, String> {
         u16::try_from(position.halfmoves()).map_err(|_| "halfmove clock too large")?;
     let fullmove_number =
         u16::try_from(position.fullmoves().get()).map_err(|_| "fullmove number too large")?;
-    Position::from_parts(PositionParts {
+    Ok(PositionParts {
         pieces,
         colors,
         side_to_move,
@@ -257,5 +324,4 @@ pub(crate) fn from_shakmaty(position: &Chess) -> Result<Position, String> {
         halfmove_clock,
         fullmove_number,
     })
-    .map_err(|e| e.to_string())
 }

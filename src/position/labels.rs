@@ -106,7 +106,8 @@ impl Labels {
 
 /// A move as the DB's `move` column stores it: from-square | to-square << 6 |
 /// promotion << 12, squares a1 = 0 .. h8 = 63, promotion 0 none, 1 knight, 2 bishop,
-/// 3 rook, 4 queen. Castling is the king's move (e1g1), as UCI writes it.
+/// 3 rook, 4 queen. Castling is the king's move (e1g1), as UCI writes it; in Chess960, when
+/// the king is already on that square, the king taking its own rook (UCI_Chess960's g1h1).
 pub fn encode_move(from: u8, to: u8, promotion: u8) -> u16 {
     from as u16 | (to as u16) << 6 | (promotion as u16) << 12
 }

@@ -12,7 +12,8 @@ use crate::position::labels::{self, GameResult, Labels, Record};
 
 /// What became of one game.
 pub(super) enum Outcome {
-    Kept(Vec<Record>),
+    /// Kept: how many records it added.
+    Kept(usize),
     Dropped(Filter),
     /// Refused: the reason (with the line of the fault when it is not the first).
     Rejected(String),
@@ -50,15 +51,33 @@ fn text(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
     String::from_utf8_lossy(bytes)
 }
 
-/// Reads the game `span` of `batch`.
-pub(super) fn read_game(batch: &[u8], span: &GameSpan, options: &ImportOptions) -> Outcome {
-    match read(batch, span, options) {
-        Ok(outcome) => outcome,
-        Err(reason) => Outcome::Rejected(reason),
+/// Reads the game `span` of `batch`, its records added to `records` if it is kept.
+pub(super) fn read_game(
+    batch: &[u8],
+    span: &GameSpan,
+    options: &ImportOptions,
+    records: &mut Vec<Record>,
+) -> Outcome {
+    let before = records.len();
+    match read(batch, span, options, records) {
+        Ok(Outcome::Kept(_)) => Outcome::Kept(records.len() - before),
+        Ok(outcome) => {
+            records.truncate(before);
+            outcome
+        }
+        Err(reason) => {
+            records.truncate(before);
+            Outcome::Rejected(reason)
+        }
     }
 }
 
-fn read(batch: &[u8], span: &GameSpan, options: &ImportOptions) -> Result<Outcome, String> {
+fn read(
+    batch: &[u8],
+    span: &GameSpan,
+    options: &ImportOptions,
+    records: &mut Vec<Record>,
+) -> Result<Outcome, String> {
     let mut tags = Tags::default();
     let header = &batch[span.start..span.movetext];
     let mut at = 0;
@@ -86,7 +105,8 @@ fn read(batch: &[u8], span: &GameSpan, options: &ImportOptions) -> Result<Outcom
         position,
         chess960,
         ply: 0,
-        records: Vec::new(),
+        first: records.len(),
+        records,
         current: None,
         previous: None,
         outcome: None,
@@ -104,11 +124,11 @@ fn read(batch: &[u8], span: &GameSpan, options: &ImportOptions) -> Result<Outcom
         return Ok(Outcome::Dropped(Filter::RequireEval));
     }
     // The termination marker is the game's own word; the tag stands in for a `*`.
-    let result = game.outcome.unwrap_or(None).or(tags.result);
-    for record in &mut game.records {
+    let result = game.outcome.flatten().or(tags.result);
+    for record in &mut game.records[game.first..] {
         record.labels.result = result;
     }
-    Ok(Outcome::Kept(game.records))
+    Ok(Outcome::Kept(game.records.len() - game.first))
 }
 
 fn read_tag<'a>(tags: &mut Tags<'a>, name: &[u8], value: &'a [u8]) {
@@ -227,13 +247,28 @@ fn game_labels(tags: &Tags) -> Labels {
     }
 }
 
+/// The bytes a movetext token can start with (`MOVETEXT_REGEX`'s alternatives); any other
+/// byte is passed over.
+const STARTS_TOKEN: [bool; 256] = {
+    let mut table = [false; 256];
+    let starts = b"NBKRQabcdefgh12345678-x@PZ0O$*?!";
+    let mut i = 0;
+    while i < starts.len() {
+        table[starts[i] as usize] = true;
+        i += 1;
+    }
+    table
+};
+
 /// A game being replayed.
 struct Replay<'a> {
     options: &'a ImportOptions,
     position: Chess,
     chess960: bool,
     ply: u32,
-    records: Vec<Record>,
+    /// This game's records start at `first`.
+    first: usize,
+    records: &'a mut Vec<Record>,
     /// The record of the current position, if it is kept.
     current: Option<usize>,
     /// The record of the position before the last move, if it is kept.
@@ -260,7 +295,12 @@ impl Replay<'_> {
         if !self.keep() {
             return Ok(());
         }
-        let position = super::from_shakmaty(&self.position)?;
+        // The starting position is checked whole; each one after it follows by a legal move.
+        let position = if self.ply == 0 {
+            super::from_shakmaty(&self.position)?
+        } else {
+            super::from_shakmaty_after_move(&self.position)?
+        };
         let ply = u16::try_from(self.ply)
             .ok()
             .filter(|&p| p != u16::MAX)
@@ -303,6 +343,9 @@ impl Replay<'_> {
     /// A comment's `[%eval]` scores the position after the last move; its `[%clk]` is the
     /// clock of the side that played it, a label of the position it was played from.
     fn comment(&mut self, comment: &[u8]) -> Result<(), String> {
+        if memchr::memchr(b'%', comment).is_none() {
+            return Ok(());
+        }
         let side = side_to_move(&self.position);
         match lichess::eval_in_comment(comment, side) {
             Ok(None) => {}
@@ -393,6 +436,7 @@ impl Replay<'_> {
                         i += 1;
                     }
                     _ if depth > 0 => i += 1,
+                    b if !STARTS_TOKEN[usize::from(b)] => i += 1,
                     _ => i += self.token(&line[i..])?,
                 }
             }
