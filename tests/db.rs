@@ -5,7 +5,10 @@ mod common;
 
 use std::path::Path;
 
-use pawnstorm::db::{Columns, Database, DbError, DbWriter, FORMAT_VERSION, HEADER_SIZE, Verify};
+use pawnstorm::db::merge::{MergeColumns, merge};
+use pawnstorm::db::{
+    Columns, Database, DbError, DbWriter, FORMAT_VERSION, HEADER_SIZE, NO_SCORE, NO_U16, Verify,
+};
 use pawnstorm::position::labels::{GameResult, Labels, MAX_CLOCK, Record, parse_line};
 
 use common::{fix_crcs, fix_header_crc, fixture, psdb_block_bytes, read_fixture};
@@ -585,4 +588,90 @@ fn format_4_files_with_u16_labels_read_and_grow_a_clock_column() {
     assert_eq!(read[..120], expected);
     assert!(read[..120].iter().all(|r| r.labels.clock.is_none()));
     assert_eq!(read[120..], more);
+}
+
+/// Inputs whose label columns differ merge into the union of their columns, each row
+/// unknown in the columns its input lacked (a label it had is never lost); `Common` keeps
+/// only the shared columns, as `--drop-missing` did and does.
+#[test]
+fn merge_keeps_every_column_of_every_input() {
+    let dir = tempfile::tempdir().unwrap();
+    // With Elo, time control and move labels, format 4, no clock or score.
+    let elo = Database::open(fixture("db/lichess-labels-v4.psdb")).unwrap();
+    let elo_rows = read_epd("db/lichess-labels.epd");
+    // Scores, results, games and clocks, no Elo.
+    let mut clock_rows = read_epd("db/labelled.epd");
+    for (i, r) in clock_rows.iter_mut().enumerate() {
+        r.labels.clock = (i % 4 != 1).then_some(600 - i as u16);
+    }
+    let clocks = dir.path().join("clocks.psdb");
+    write(&clocks, 64, &clock_rows);
+    let clocks = Database::open(&clocks).unwrap();
+    assert!(!clocks.columns().contains(Columns::WHITE_ELO));
+    assert!(
+        clocks
+            .columns()
+            .contains(Columns::CLOCK.union(Columns::SCORE))
+    );
+
+    let out = dir.path().join("union.psdb");
+    let inputs = [elo, clocks];
+    let merged = merge(&inputs, &out, MergeColumns::Union, &mut |_| {}).unwrap();
+    let union = inputs[0].columns().union(inputs[1].columns());
+    assert_eq!(merged.columns, union);
+    assert_eq!(merged.dropped, Columns::NONE);
+    assert_eq!(
+        merged.filled,
+        union.without(inputs[0].columns().intersection(inputs[1].columns()))
+    );
+    assert!(
+        merged
+            .filled
+            .contains(Columns::WHITE_ELO.union(Columns::CLOCK))
+    );
+    let db = Database::open(&out).unwrap();
+    assert_eq!(db.columns(), union);
+    assert_eq!(db.header().version, FORMAT_VERSION);
+    let read = read_all(&out);
+    assert_eq!(read.len(), elo_rows.len() + clock_rows.len());
+    // Game ids of the second input start past the first's largest.
+    let offset = elo_rows
+        .iter()
+        .filter_map(|r| r.labels.game_id)
+        .max()
+        .unwrap()
+        + 1;
+    assert_eq!(merged.game_offsets, vec![0, offset]);
+    let shifted = clock_rows.iter().map(|r| {
+        let mut r = r.clone();
+        r.labels.game_id = r.labels.game_id.map(|g| g + offset);
+        r
+    });
+    let expected: Vec<Record> = elo_rows.iter().cloned().chain(shifted).collect();
+    assert_eq!(read, expected);
+    assert!(read[..120].iter().all(|r| r.labels.clock.is_none()));
+    assert!(read[120..].iter().all(|r| r.labels.white_elo.is_none()));
+    assert!(read[120..].iter().any(|r| r.labels.clock.is_some()));
+    // The unknowns are the documented sentinels in the file.
+    let block = db.block(0).unwrap();
+    let at = |column: Columns| {
+        let i = pawnstorm::db::U16_LABELS
+            .iter()
+            .position(|&(c, _)| c == column)
+            .unwrap();
+        block.u16_labels[i].unwrap()
+    };
+    assert!(at(Columns::CLOCK)[..64].iter().all(|&c| c == NO_U16));
+    assert!(block.score.unwrap()[..64].iter().all(|&s| s == NO_SCORE));
+
+    let out = dir.path().join("common.psdb");
+    let merged = merge(&inputs, &out, MergeColumns::Common, &mut |_| {}).unwrap();
+    let common = inputs[0].columns().intersection(inputs[1].columns());
+    assert_eq!(merged.columns, common);
+    assert_eq!(merged.dropped, union.without(common));
+    assert_eq!(merged.filled, Columns::NONE);
+    assert_eq!(Database::open(&out).unwrap().columns(), common);
+    assert!(read_all(&out).iter().all(|r| r.labels.clock.is_none()
+        && r.labels.white_elo.is_none()
+        && r.labels.score.is_none()));
 }
