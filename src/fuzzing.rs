@@ -242,7 +242,7 @@ pub fn check_paths_agree(prepared: &Prepared, positions: &[Position]) {
         score: None,
         game_id: None,
         ply: None,
-        u16_labels: [None; 5],
+        u16_labels: [None; crate::db::U16_LABEL_COUNT],
     };
     for lanes in [Lanes::Scalar, Lanes::Simd4, Lanes::Simd8] {
         let mut scores = vec![0i32; ROWS];

@@ -5,8 +5,11 @@ mod common;
 
 use std::path::Path;
 
-use pawnstorm::db::{Columns, Database, DbError, DbWriter, HEADER_SIZE, Verify};
-use pawnstorm::position::labels::{GameResult, Labels, Record, parse_line};
+use pawnstorm::db::merge::{MergeColumns, merge};
+use pawnstorm::db::{
+    Columns, Database, DbError, DbWriter, FORMAT_VERSION, HEADER_SIZE, NO_SCORE, NO_U16, Verify,
+};
+use pawnstorm::position::labels::{GameResult, Labels, MAX_CLOCK, Record, parse_line};
 
 use common::{fix_crcs, fix_header_crc, fixture, psdb_block_bytes, read_fixture};
 
@@ -31,7 +34,8 @@ fn records(count: usize) -> Vec<Record> {
                 base_seconds: (i % 8 == 5).then_some(60 * (i as u16 % 30)),
                 increment: (i % 8 == 5).then_some(i as u16 % 5),
                 move_played: (i % 11 == 6).then_some(i as u16 % 20000),
-                clock: None,
+                // Up to the largest clock, 65,534 seconds.
+                clock: (i % 9 == 4).then_some(if i % 2 == 0 { 65534 } else { i as u16 * 7 }),
             };
             record
         })
@@ -96,9 +100,20 @@ fn label_columns_appear_only_when_some_record_has_them() {
     assert_eq!(db.columns(), Columns::SCORE);
     assert_eq!(read_all(&path), plain);
     let mixed = records(500);
+    assert!(mixed.iter().any(|r| r.labels.clock == Some(MAX_CLOCK)));
     write(&path, 64, &mixed);
     assert_eq!(Database::open(&path).unwrap().columns(), Columns::ALL);
     assert_eq!(read_all(&path), mixed);
+    // A clock first seen late, after other u16 labels: the last column, added by widening.
+    let mut late = records(300);
+    for (i, r) in late.iter_mut().enumerate() {
+        r.labels.clock = (i == 200).then_some(0);
+    }
+    write(&path, 64, &late);
+    let db = Database::open(&path).unwrap();
+    assert!(db.columns().contains(Columns::CLOCK), "{:?}", db.columns());
+    assert_eq!(read_all(&path), late);
+    assert_eq!(db.header().version, FORMAT_VERSION);
 }
 
 #[test]
@@ -196,10 +211,10 @@ fn every_kind_of_damage_is_a_clear_error() {
     );
 
     let mut future = good.clone();
-    future[8..12].copy_from_slice(&5u32.to_le_bytes());
-    expect("future-raw.psdb", &future, "version 5");
+    future[8..12].copy_from_slice(&6u32.to_le_bytes());
+    expect("future-raw.psdb", &future, "version 6");
     fix_header_crc(&mut future);
-    expect("future.psdb", &future, "version 5");
+    expect("future.psdb", &future, "version 6");
 
     // Each header field changed, first as is (the header checksum catches it), then with
     // the checksum recomputed (the field's own check must catch it).
@@ -494,7 +509,7 @@ fn version_1_files_still_read_and_are_checked_whole_when_opened() {
     assert_eq!(read[300..], more);
 }
 
-/// Files of formats 1, 2 and 3 with label columns, written by the pawnstorm of their time
+/// Files of formats 1 to 4 with label columns, written by the pawnstorm of their time
 /// (fixtures/SOURCES.md says which commit and command), read as today's pawnstorm reads
 /// their source EPD: every position and every label, in order, and `verify` passes.
 #[test]
@@ -510,6 +525,7 @@ fn old_format_files_with_labels_read_as_their_source_reads_today() {
         ("db/labelled-v1.psdb", 1),
         ("db/labelled-v2.psdb", 2),
         ("db/labelled-v3.psdb", 3),
+        ("db/labelled-v4.psdb", 4),
     ] {
         let db = Database::open(fixture(name)).unwrap();
         assert_eq!(db.header().version, version, "{name}");
@@ -525,4 +541,137 @@ fn old_format_files_with_labels_read_as_their_source_reads_today() {
         let read: Vec<Record> = db.records(0..db.len()).map(|r| r.unwrap()).collect();
         assert_eq!(read, expected, "{name}");
     }
+}
+
+fn read_epd(name: &str) -> Vec<Record> {
+    read_fixture(name)
+        .lines()
+        .map(|line| parse_line(line).unwrap().unwrap())
+        .collect()
+}
+
+/// A format 4 file with the `u16` labels (Elo, time control, move) reads as its source EPD
+/// does today, has no clock column, and appending rows with clocks to it writes format 5
+/// with the clock unknown in the old rows.
+#[test]
+fn format_4_files_with_u16_labels_read_and_grow_a_clock_column() {
+    let expected = read_epd("db/lichess-labels.epd");
+    assert_eq!(expected.len(), 120);
+    assert!(expected.iter().all(|r| r.labels.white_elo.is_some()));
+    assert!(expected.iter().any(|r| r.labels.move_played.is_none()));
+    let v4 = fixture("db/lichess-labels-v4.psdb");
+    let db = Database::open(&v4).unwrap();
+    assert_eq!(db.header().version, 4);
+    assert!(!db.columns().contains(Columns::CLOCK));
+    assert!(
+        db.columns()
+            .contains(Columns::WHITE_ELO.union(Columns::MOVE))
+    );
+    assert_eq!(read_all(Path::new(&v4)), expected);
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("appended.psdb");
+    std::fs::copy(&v4, &path).unwrap();
+    let mut more = records(70);
+    for (i, r) in more.iter_mut().enumerate() {
+        r.labels.clock = Some(i as u16 * 3);
+    }
+    let mut writer = DbWriter::append_to(&path).unwrap();
+    for record in &more {
+        writer.push(record).unwrap();
+    }
+    assert_eq!(writer.finish().unwrap(), 190);
+    let db = Database::open(&path).unwrap();
+    assert_eq!(db.header().version, FORMAT_VERSION);
+    assert!(db.columns().contains(Columns::CLOCK));
+    let read = read_all(&path);
+    assert_eq!(read[..120], expected);
+    assert!(read[..120].iter().all(|r| r.labels.clock.is_none()));
+    assert_eq!(read[120..], more);
+}
+
+/// Inputs whose label columns differ merge into the union of their columns, each row
+/// unknown in the columns its input lacked (a label it had is never lost); `Common` keeps
+/// only the shared columns, as `--drop-missing` did and does.
+#[test]
+fn merge_keeps_every_column_of_every_input() {
+    let dir = tempfile::tempdir().unwrap();
+    // With Elo, time control and move labels, format 4, no clock or score.
+    let elo = Database::open(fixture("db/lichess-labels-v4.psdb")).unwrap();
+    let elo_rows = read_epd("db/lichess-labels.epd");
+    // Scores, results, games and clocks, no Elo.
+    let mut clock_rows = read_epd("db/labelled.epd");
+    for (i, r) in clock_rows.iter_mut().enumerate() {
+        r.labels.clock = (i % 4 != 1).then_some(600 - i as u16);
+    }
+    let clocks = dir.path().join("clocks.psdb");
+    write(&clocks, 64, &clock_rows);
+    let clocks = Database::open(&clocks).unwrap();
+    assert!(!clocks.columns().contains(Columns::WHITE_ELO));
+    assert!(
+        clocks
+            .columns()
+            .contains(Columns::CLOCK.union(Columns::SCORE))
+    );
+
+    let out = dir.path().join("union.psdb");
+    let inputs = [elo, clocks];
+    let merged = merge(&inputs, &out, MergeColumns::Union, &mut |_| {}).unwrap();
+    let union = inputs[0].columns().union(inputs[1].columns());
+    assert_eq!(merged.columns, union);
+    assert_eq!(merged.dropped, Columns::NONE);
+    assert_eq!(
+        merged.filled,
+        union.without(inputs[0].columns().intersection(inputs[1].columns()))
+    );
+    assert!(
+        merged
+            .filled
+            .contains(Columns::WHITE_ELO.union(Columns::CLOCK))
+    );
+    let db = Database::open(&out).unwrap();
+    assert_eq!(db.columns(), union);
+    assert_eq!(db.header().version, FORMAT_VERSION);
+    let read = read_all(&out);
+    assert_eq!(read.len(), elo_rows.len() + clock_rows.len());
+    // Game ids of the second input start past the first's largest.
+    let offset = elo_rows
+        .iter()
+        .filter_map(|r| r.labels.game_id)
+        .max()
+        .unwrap()
+        + 1;
+    assert_eq!(merged.game_offsets, vec![0, offset]);
+    let shifted = clock_rows.iter().map(|r| {
+        let mut r = r.clone();
+        r.labels.game_id = r.labels.game_id.map(|g| g + offset);
+        r
+    });
+    let expected: Vec<Record> = elo_rows.iter().cloned().chain(shifted).collect();
+    assert_eq!(read, expected);
+    assert!(read[..120].iter().all(|r| r.labels.clock.is_none()));
+    assert!(read[120..].iter().all(|r| r.labels.white_elo.is_none()));
+    assert!(read[120..].iter().any(|r| r.labels.clock.is_some()));
+    // The unknowns are the documented sentinels in the file.
+    let block = db.block(0).unwrap();
+    let at = |column: Columns| {
+        let i = pawnstorm::db::U16_LABELS
+            .iter()
+            .position(|&(c, _)| c == column)
+            .unwrap();
+        block.u16_labels[i].unwrap()
+    };
+    assert!(at(Columns::CLOCK)[..64].iter().all(|&c| c == NO_U16));
+    assert!(block.score.unwrap()[..64].iter().all(|&s| s == NO_SCORE));
+
+    let out = dir.path().join("common.psdb");
+    let merged = merge(&inputs, &out, MergeColumns::Common, &mut |_| {}).unwrap();
+    let common = inputs[0].columns().intersection(inputs[1].columns());
+    assert_eq!(merged.columns, common);
+    assert_eq!(merged.dropped, union.without(common));
+    assert_eq!(merged.filled, Columns::NONE);
+    assert_eq!(Database::open(&out).unwrap().columns(), common);
+    assert!(read_all(&out).iter().all(|r| r.labels.clock.is_none()
+        && r.labels.white_elo.is_none()
+        && r.labels.score.is_none()));
 }

@@ -274,3 +274,131 @@ fn a_damaged_db_leaves_no_file_behind() {
         assert!(left.is_empty(), "{name}: {left:?} left behind");
     }
 }
+
+/// lichess-like positions (Elo, time control, move) with a score on each and, when
+/// `clocks`, a clock on most of those with a move: the clock as `clk N`.
+fn clock_epd(dir: &Path, clocks: bool) -> PathBuf {
+    let text: String = read_fixture("db/lichess-labels.epd")
+        .lines()
+        .enumerate()
+        .map(|(i, line)| {
+            let clock = if clocks && line.contains("move ") && i % 7 != 3 {
+                format!(" clk {};", 300 - i as i32 % 290)
+            } else {
+                String::new()
+            };
+            format!("{line} ce {};{clock}\n", (i as i32 * 53) % 301 - 150)
+        })
+        .collect();
+    let path = dir.join(if clocks { "clocks.epd" } else { "plain.epd" });
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// The `clock` column of a Parquet export, row by row (`None` for null).
+fn parquet_clocks(path: &Path) -> Vec<Option<u16>> {
+    let file = std::fs::File::open(path).unwrap();
+    let reader = SerializedFileReader::new(file).unwrap();
+    let fields = reader
+        .metadata()
+        .file_metadata()
+        .schema_descr()
+        .columns()
+        .to_vec();
+    let at = fields
+        .iter()
+        .position(|c| c.name() == "clock")
+        .expect("a clock column");
+    assert_eq!(fields.last().unwrap().name(), "clock", "the last column");
+    reader
+        .get_row_iter(None)
+        .unwrap()
+        .map(|row| {
+            let row = row.unwrap();
+            let (name, field) = row.get_column_iter().nth(at).unwrap();
+            assert_eq!(name, "clock");
+            match field {
+                parquet::record::Field::Null => None,
+                parquet::record::Field::UShort(v) => Some(*v),
+                other => panic!("clock {other:?} is not a u16"),
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn clocks_travel_through_epd_and_parquet_and_no_other_format_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let epd = clock_epd(dir.path(), true);
+    let db = dir.path().join("clocks.psdb");
+    ok(&["import", s(&epd), "-o", s(&db), "--block-size", "64"]);
+    let expected: Vec<Option<u16>> = read_fixture("db/lichess-labels.epd")
+        .lines()
+        .enumerate()
+        .map(|(i, line)| {
+            (line.contains("move ") && i % 7 != 3).then_some((300 - i as i32 % 290) as u16)
+        })
+        .collect();
+    assert!(expected.iter().any(Option::is_none) && expected.iter().any(Option::is_some));
+
+    let (info, _) = ok(&["info", s(&db)]);
+    let info = String::from_utf8(info).unwrap();
+    assert!(info.contains(", move, clock\n"), "{info}");
+    let row = expected.iter().position(Option::is_some).unwrap();
+    let (shown, _) = ok(&["show", s(&db), "--index", &row.to_string()]);
+    let shown = String::from_utf8(shown).unwrap();
+    let clock = format!("clock {} s", expected[row].unwrap());
+    assert!(shown.contains(&clock), "{shown}");
+
+    // EPD: the `clk` operation on exactly the rows with a clock, and read back to the same DB.
+    let (text, _) = ok(&["export", s(&db)]);
+    let text = String::from_utf8(text).unwrap();
+    let written: Vec<Option<u16>> = text
+        .lines()
+        .map(|line| {
+            line.split(';')
+                .find_map(|op| op.trim().strip_prefix("clk "))
+                .map(|n| n.parse().unwrap())
+        })
+        .collect();
+    assert_eq!(written, expected);
+    let exported = dir.path().join("exported.epd");
+    std::fs::write(&exported, &text).unwrap();
+    let again = dir.path().join("again.psdb");
+    ok(&[
+        "import",
+        s(&exported),
+        "-o",
+        s(&again),
+        "--block-size",
+        "64",
+    ]);
+    let (twice, _) = ok(&["export", s(&again)]);
+    assert_eq!(String::from_utf8(twice).unwrap(), text);
+
+    // Parquet: a nullable uint16 `clock` column, after `move`.
+    let parquet = dir.path().join("clocks.parquet");
+    ok(&["export", s(&db), "-o", s(&parquet)]);
+    assert_eq!(parquet_clocks(&parquet), expected);
+
+    // The training formats have no clock: the same bytes as from the DB without clocks.
+    let plain_db = dir.path().join("plain.psdb");
+    let plain_epd = clock_epd(dir.path(), false);
+    ok(&[
+        "import",
+        s(&plain_epd),
+        "-o",
+        s(&plain_db),
+        "--block-size",
+        "64",
+    ]);
+    for name in ["t.plain", "t.bullet", "t.binpack"] {
+        let with = dir.path().join(format!("with-{name}"));
+        let without = dir.path().join(format!("without-{name}"));
+        ok(&["export", s(&db), "-o", s(&with)]);
+        ok(&["export", s(&plain_db), "-o", s(&without)]);
+        let bytes = std::fs::read(&with).unwrap();
+        assert!(!bytes.is_empty(), "{name}");
+        assert_eq!(bytes, std::fs::read(&without).unwrap(), "{name}");
+    }
+}

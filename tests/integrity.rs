@@ -8,7 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::{PSDB_HEADER, Rng, fix_crcs, fix_header_crc, fixture, psdb_block_bytes};
+use common::{PSDB_HEADER, Rng, fix_crcs, fixture, psdb_block_bytes};
 
 fn pawnstorm(args: &[impl AsRef<std::ffi::OsStr>]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_pawnstorm"))
@@ -320,17 +320,17 @@ fn version_1_files_read_as_before_and_are_refused_when_damaged() {
     let info = String::from_utf8(ok(&["info", &v1]).stdout).unwrap();
     assert!(info.contains("format version:     1\n"), "{info}");
     assert!(info.contains("checksums:          ok (one crc32"), "{info}");
-    let v4 = import_wac(dir.path());
-    let info = String::from_utf8(ok(&["info", s(&v4)]).stdout).unwrap();
-    assert!(info.contains("format version:     4\n"), "{info}");
+    let v5 = import_wac(dir.path());
+    let info = String::from_utf8(ok(&["info", s(&v5)]).stdout).unwrap();
+    assert!(info.contains("format version:     5\n"), "{info}");
     assert!(
         info.contains("checksums:          ok (5 block crc32s"),
         "{info}"
     );
-    // Version 3 only added optional columns and version 4 the file id: without them a file
-    // is version 2 but for its version field and its checksums, and a version 2 file reads
-    // the same.
-    let mut bytes = std::fs::read(&v4).unwrap();
+    // Versions 3 and 5 only added optional columns and version 4 the file id: without them
+    // a file is version 2 but for its version field and its checksums, and a version 2
+    // file reads the same.
+    let mut bytes = std::fs::read(&v5).unwrap();
     bytes[8..12].copy_from_slice(&2u32.to_le_bytes());
     bytes[48..56].fill(0);
     fix_crcs(&mut bytes);
@@ -339,16 +339,21 @@ fn version_1_files_read_as_before_and_are_refused_when_damaged() {
     let info = String::from_utf8(ok(&["info", s(&v2)]).stdout).unwrap();
     assert!(info.contains("format version:     2\n"), "{info}");
     assert_eq!(
-        ok(&["export", s(&v4)]).stdout,
+        ok(&["export", s(&v5)]).stdout,
         ok(&["export", s(&v2)]).stdout
     );
-    // A version 2 header may not name a version 3 column.
-    let mut future_column = bytes.clone();
-    future_column[28] |= 16;
-    fix_header_crc(&mut future_column);
-    let bad = dir.path().join("v2-with-elo.psdb");
-    std::fs::write(&bad, &future_column).unwrap();
-    fails_with(&["info", s(&bad)], "unknown optional columns", None);
+    // A version 2 header may not name a version 3 column, nor a version 4 header a
+    // version 5 one (the clock).
+    for (version, bit, name) in [(2u32, 16u32, "v2-with-elo"), (4, 512, "v4-with-clock")] {
+        let mut future_column = std::fs::read(&v5).unwrap();
+        future_column[8..12].copy_from_slice(&version.to_le_bytes());
+        let columns = u32::from_le_bytes(future_column[28..32].try_into().unwrap()) | bit;
+        future_column[28..32].copy_from_slice(&columns.to_le_bytes());
+        fix_crcs(&mut future_column);
+        let bad = dir.path().join(format!("{name}.psdb"));
+        std::fs::write(&bad, &future_column).unwrap();
+        fails_with(&["info", s(&bad)], "unknown optional columns", None);
+    }
 
     // The same scores, features and EPD from the version 1 file as from a new import.
     for (command, name) in [("eval", "scores.npy"), ("features", "features.npy")] {

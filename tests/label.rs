@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use assert_cmd::prelude::*;
 use pawnstorm::Position;
-use pawnstorm::db::Database;
+use pawnstorm::db::{Columns, Database};
 use pawnstorm::engine::search::{Control, Engine, Limits};
 use pawnstorm::eval::{Prepared, Weights};
 use pawnstorm::movegen::Board;
@@ -475,7 +475,7 @@ fn interrupted_runs_keep_a_prefix_and_resume_to_the_same_db() {
 }
 
 #[test]
-fn merge_renumbers_games_and_checks_columns() {
+fn merge_renumbers_games_and_keeps_every_column() {
     let dir = tempfile::tempdir().unwrap();
     let a = dir.path().join("a.psdb");
     let b = dir.path().join("b.psdb");
@@ -523,7 +523,8 @@ fn merge_renumbers_games_and_checks_columns() {
             at += 1;
         }
     }
-    // A DB without game ids and results: refused, or merged into the common columns.
+    // A DB without game ids and results: merged into the union of the columns, each row
+    // unknown where its input had no column, or with --drop-missing into the common ones.
     let scores = dir.path().join("scores.psdb");
     ok(&[
         "label",
@@ -533,21 +534,29 @@ fn merge_renumbers_games_and_checks_columns() {
         "--depth",
         "1",
     ]);
-    let refused = pawnstorm(&[
+    let (columns_a, columns_scores) = (
+        Database::open(&a).unwrap().columns(),
+        Database::open(&scores).unwrap().columns(),
+    );
+    assert!(!columns_scores.contains(Columns::GAME_ID) && columns_scores.contains(Columns::SCORE));
+    assert!(!columns_a.contains(Columns::SCORE) && columns_a.contains(Columns::GAME_ID));
+    let summary = ok(&[
         "merge",
         path_text(&a),
         path_text(&scores),
         "-o",
         path_text(&merged),
     ]);
-    assert!(!refused.status.success());
-    let stderr = String::from_utf8_lossy(&refused.stderr);
-    assert!(stderr.contains("--drop-missing"), "{stderr}");
-    assert_eq!(
-        records(&merged),
-        rm,
-        "a refused merge left the old output alone"
+    assert!(
+        summary.contains("unknown in the rows of the inputs without them"),
+        "{summary}"
     );
+    assert_eq!(
+        Database::open(&merged).unwrap().columns(),
+        columns_a.union(columns_scores)
+    );
+    let rs = records(&scores);
+    assert_eq!(records(&merged), [&ra[..], &rs[..]].concat());
     let summary = ok(&[
         "merge",
         path_text(&a),
@@ -557,10 +566,7 @@ fn merge_renumbers_games_and_checks_columns() {
         "--drop-missing",
     ]);
     assert!(summary.contains("dropped columns"), "{summary}");
-    let common = Database::open(&a)
-        .unwrap()
-        .columns()
-        .intersection(Database::open(&scores).unwrap().columns());
+    let common = columns_a.intersection(columns_scores);
     assert_eq!(Database::open(&merged).unwrap().columns(), common);
-    assert_eq!(records(&merged).len(), ra.len() + records(&scores).len());
+    assert_eq!(records(&merged).len(), ra.len() + rs.len());
 }

@@ -56,6 +56,7 @@ LABELS = (
     "base_seconds",
     "increment",
     "move",
+    "clock",
 )
 
 #: "Unknown" in each label column (docs/FORMAT.md), and the en-passant column's "none".
@@ -76,6 +77,7 @@ _SENTINELS = {
     "base_seconds": NO_U16,
     "increment": NO_U16,
     "move": NO_U16,
+    "clock": NO_U16,
 }
 
 
@@ -145,7 +147,7 @@ class Database:
         self._native = _native.NativeDatabase(os.fspath(path), verify)
         layout = self._native.layout()
         self.path: str = os.fspath(path)
-        #: Format version of the file (1 to 4).
+        #: Format version of the file (1 to 5).
         self.version: int = layout["version"]
         #: Rows a block.
         self.block_size: int = layout["block_size"]
@@ -231,7 +233,9 @@ class Database:
         ``NO_GAME``, ``NO_PLY``, ``NO_U16``); with ``masked=True`` they are numpy masked
         arrays with those values masked instead. ``result`` is from White's side (1, 0, -1),
         ``score`` centipawns from White's side, ``move`` as ``from + 64 * to + 4096 *
-        promotion``.
+        promotion``, ``clock`` the mover's time left in whole seconds after the move played
+        from the position (lichess ``[%clk]``, at most 65,534; format 5, so never in older
+        files).
         """
         out = {}
         for name in self.label_names():

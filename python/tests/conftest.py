@@ -23,10 +23,10 @@ def required(module: str):
 
 
 def psdb_contents(path) -> bytes:
-    """The bytes of a version 4 `.psdb` file with what differs between two writes of the
+    """The bytes of a version 5 `.psdb` file with what differs between two writes of the
     same positions zeroed: the file id and every checksum (all of which cover the id)."""
     data = bytearray(pathlib.Path(path).read_bytes())
-    assert int.from_bytes(data[8:12], "little") == 4, f"{path}: version 4"
+    assert int.from_bytes(data[8:12], "little") == 5, f"{path}: version 5"
     data[40:56] = bytes(16)
     block_bytes = int.from_bytes(data[32:40], "little")
     for end in range(128 + block_bytes, len(data) + 1, block_bytes):

@@ -7,10 +7,13 @@ import struct
 
 import chess
 import duckdb
+import numpy as np
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+
+import pawnstorm
 
 BITBOARDS = [
     f"{color}_{kind}"
@@ -270,3 +273,33 @@ def test_parquet_over_several_row_groups_written_on_two_threads_reads_back_in_or
         assert data["result"][i] == row["result"], i
         # The labelled set has results only: no score column, and no scores in the EPD.
         assert "score" not in data and row["score"] is None, i
+
+
+def test_clocks_are_a_parquet_column_and_a_label_array(cli, fixtures, tmp_path):
+    """The `clock` label (format 5) from `clk` operations: a nullable uint16 Parquet column
+    after `move`, and `Database.labels()["clock"]` with NO_U16 where unknown."""
+    lines = (fixtures / "db" / "lichess-labels.epd").read_text().splitlines()
+    expected = [300 - i % 290 if "move " in line and i % 5 else None for i, line in enumerate(lines)]
+    epd = tmp_path / "clocks.epd"
+    epd.write_text("".join(f"{line} clk {c};\n" if c is not None else f"{line}\n" for line, c in zip(lines, expected)))
+    db = tmp_path / "clocks.psdb"
+    cli("import", epd, "-o", db, "--block-size", "64")
+    parquet = tmp_path / "clocks.parquet"
+    cli("export", db, "-o", parquet)
+    table = pq.read_table(parquet)
+    assert table.schema.names[-2:] == ["move", "clock"]
+    assert table.schema.field("clock").type == pa.uint16()
+    assert table["clock"].to_pylist() == expected
+    assert None in expected and any(c is not None for c in expected)
+
+    database = pawnstorm.Database(db)
+    assert database.version == 5
+    assert database.label_names()[-1] == "clock"
+    clocks = database.labels()["clock"]
+    assert clocks.dtype == np.uint16
+    assert clocks.tolist() == [pawnstorm.NO_U16 if c is None else c for c in expected]
+    masked = database.labels(masked=True)["clock"]
+    assert masked.mask.tolist() == [c is None for c in expected]
+    # A format 4 file has no clock column.
+    old = pawnstorm.Database(fixtures / "db" / "lichess-labels-v4.psdb")
+    assert old.version == 4 and "clock" not in old.label_names() and "move" in old.label_names()

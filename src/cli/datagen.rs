@@ -126,8 +126,10 @@ pub fn run(args: Args) -> Result<()> {
         };
         (writer, next)
     } else {
+        // Self-play has no clock: the one column it could never fill is left out.
+        let columns = Columns::ALL.without(Columns::CLOCK);
         (
-            DbWriter::create(&args.output, DEFAULT_BLOCK_SIZE, Columns::ALL, false)?,
+            DbWriter::create(&args.output, DEFAULT_BLOCK_SIZE, columns, false)?,
             0,
         )
     };

@@ -1,5 +1,5 @@
 //! `pawnstorm merge`: DBs concatenated into one (the counterpart of `split`), game ids
-//! renumbered so that they stay unique.
+//! renumbered so that they stay unique, every label column of every input kept.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -7,7 +7,7 @@ use std::time::Instant;
 use anyhow::{Result, bail};
 
 use pawnstorm::db::Database;
-use pawnstorm::db::merge;
+use pawnstorm::db::merge::{self, MergeColumns};
 
 use super::{Global, progress};
 
@@ -19,8 +19,8 @@ pub struct Args {
     /// The DB to write (written whole or not at all; may be one of the inputs)
     #[arg(short, long)]
     output: PathBuf,
-    /// Keep only the label columns every input has, instead of refusing inputs whose
-    /// columns differ
+    /// Keep only the label columns every input has. By default the output has every label
+    /// column some input has, "unknown" in the rows of the inputs without it
     #[arg(long)]
     drop_missing: bool,
 }
@@ -37,15 +37,23 @@ pub fn run(args: Args, global: Global) -> Result<()> {
         bail!("the inputs hold no positions: nothing to merge");
     }
     let bar = progress::positions_bar(total);
-    let merged = merge::merge(&inputs, &args.output, args.drop_missing, &mut |n| {
-        bar.inc(n)
-    })?;
+    let columns = if args.drop_missing {
+        MergeColumns::Common
+    } else {
+        MergeColumns::Union
+    };
+    let merged = merge::merge(&inputs, &args.output, columns, &mut |n| bar.inc(n))?;
     bar.finish_and_clear();
     let seconds = start.elapsed().as_secs_f64();
     let dropped = if merged.dropped.bits() != 0 {
         format!(
             "; dropped columns {} (not in every input)",
             merged.dropped.names().join(", ")
+        )
+    } else if merged.filled.bits() != 0 {
+        format!(
+            "; columns {} unknown in the rows of the inputs without them",
+            merged.filled.names().join(", ")
         )
     } else {
         String::new()

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Result, anyhow, bail};
 
-use pawnstorm::db::Database;
+use pawnstorm::db::{Columns, Database, U16_LABELS};
+use pawnstorm::position::labels;
 use pawnstorm::{pictures::svg, position::fen};
 
 use super::{Global, fen_error_with_caret, output};
@@ -61,6 +62,17 @@ pub fn run(args: Args, global: Global) -> Result<()> {
         }
         if let Some(ply) = labels.ply {
             notes.push(format!("ply {ply}"));
+        }
+        for ((column, name), value) in U16_LABELS.into_iter().zip(labels.u16_labels()) {
+            let Some(value) = value else { continue };
+            notes.push(match column {
+                Columns::MOVE => format!(
+                    "move {}",
+                    labels::move_to_uci(value).unwrap_or_else(|| format!("code {value}"))
+                ),
+                Columns::CLOCK => format!("clock {value} s"),
+                _ => format!("{name} {value}"),
+            });
         }
         writeln!(out, "{}[{index}] {}", path.display(), notes.join(", "))?;
         record.position

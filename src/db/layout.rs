@@ -3,11 +3,12 @@
 use std::path::Path;
 
 use super::DbError;
+pub use crate::position::labels::U16_LABEL_COUNT;
 
 /// `PSDB`, then bytes that a text-mode transfer or a truncation to 7 bits would change.
 pub const MAGIC: [u8; 8] = *b"PSDB\r\n\x1a\n";
 /// The version pawnstorm writes.
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 /// The oldest version pawnstorm reads.
 pub const OLDEST_VERSION: u32 = 1;
 pub const HEADER_SIZE: usize = 128;
@@ -25,18 +26,20 @@ pub const NO_RESULT: i8 = i8::MIN;
 pub const NO_SCORE: i32 = i32::MIN;
 pub const NO_GAME: u32 = u32::MAX;
 pub const NO_PLY: u16 = u16::MAX;
-/// "Unknown" in each of the [`U16_LABELS`] columns (Elo, time control, move).
+/// "Unknown" in each of the [`U16_LABELS`] columns (Elo, time control, move, clock).
 pub const NO_U16: u16 = u16::MAX;
 
-/// The `u16` label columns that version 3 added, in file order after `ply`: the players'
-/// Elo ratings, the time control's base time and increment in seconds, and the move played
-/// from the position in its game (see [`crate::position::labels::encode_move`]).
-pub const U16_LABELS: [(Columns, &str); 5] = [
+/// The `u16` label columns, in file order after `ply`: the players' Elo ratings, the time
+/// control's base time and increment in seconds, and the move played from the position in
+/// its game (see [`crate::position::labels::encode_move`]), which version 3 added; the
+/// mover's clock after that move, in seconds, which version 5 added.
+pub const U16_LABELS: [(Columns, &str); U16_LABEL_COUNT] = [
     (Columns::WHITE_ELO, "white_elo"),
     (Columns::BLACK_ELO, "black_elo"),
     (Columns::BASE_SECONDS, "base_seconds"),
     (Columns::INCREMENT, "increment"),
     (Columns::MOVE, "move"),
+    (Columns::CLOCK, "clock"),
 ];
 
 /// Which optional label columns a DB holds (bit set in the header's `columns` field).
@@ -54,9 +57,21 @@ impl Columns {
     pub const BASE_SECONDS: Columns = Columns(64);
     pub const INCREMENT: Columns = Columns(128);
     pub const MOVE: Columns = Columns(256);
+    pub const CLOCK: Columns = Columns(512);
     /// The columns of versions 1 and 2.
     pub const V2: Columns = Columns(15);
-    pub const ALL: Columns = Columns(511);
+    /// The columns of versions 3 and 4.
+    pub const V4: Columns = Columns(511);
+    pub const ALL: Columns = Columns(1023);
+
+    /// The columns a file of format `version` may have.
+    pub fn of_format(version: u32) -> Columns {
+        match version {
+            ..=2 => Columns::V2,
+            3..=4 => Columns::V4,
+            _ => Columns::ALL,
+        }
+    }
 
     /// The columns that these labels fill.
     pub fn of(labels: &crate::position::labels::Labels) -> Columns {
@@ -120,7 +135,7 @@ pub struct Layout {
     pub game_id: Option<usize>,
     pub ply: Option<usize>,
     /// The [`U16_LABELS`] columns, in that order.
-    pub u16_labels: [Option<usize>; 5],
+    pub u16_labels: [Option<usize>; U16_LABEL_COUNT],
     /// Where the block's CRC-32 is (its last 4 bytes), in versions that have one.
     pub crc: Option<usize>,
     pub block_bytes: u64,
@@ -132,7 +147,9 @@ impl Layout {
         Layout::of_version(FORMAT_VERSION, block_size, columns)
     }
 
-    /// The layout of a block in format `version` (1 or 2: version 1 has no trailer).
+    /// The layout of a block in format `version` (version 1 has no trailer; the columns
+    /// that later versions added come after the older ones, so that a file without them
+    /// has the layout of the version before).
     pub fn of_version(version: u32, block_size: u32, columns: Columns) -> Layout {
         let n = block_size as usize;
         let mut offset = 0usize;
@@ -314,12 +331,7 @@ impl Header {
             ));
         }
         let column_bits = u32_at(28);
-        let known = if version >= 3 {
-            Columns::ALL
-        } else {
-            Columns::V2
-        };
-        if column_bits & !known.bits() != 0 {
+        if column_bits & !Columns::of_format(version).bits() != 0 {
             return corrupt(format!("unknown optional columns {column_bits:#x}"));
         }
         let columns = Columns(column_bits);

@@ -6,13 +6,28 @@ use std::path::Path;
 use super::{Columns, Database, DbError, DbWriter};
 use crate::position::labels::Labels;
 
+/// Which label columns a merge writes when its inputs' columns differ.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MergeColumns {
+    /// Every column some input has; the rows of the inputs without it hold its "unknown"
+    /// value (`NO_RESULT`, `NO_SCORE`, `NO_GAME`, `NO_PLY`, `NO_U16`), as a writer fills a
+    /// label a record lacks.
+    #[default]
+    Union,
+    /// Only the columns every input has; the others are dropped.
+    Common,
+}
+
 /// What a merge wrote.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Merged {
     pub positions: u64,
     pub columns: Columns,
-    /// Label columns some input had and the output does not (`drop_missing`).
+    /// Label columns some input had and the output does not ([`MergeColumns::Common`]).
     pub dropped: Columns,
+    /// Label columns of the output that some input did not have: unknown in its rows
+    /// ([`MergeColumns::Union`]).
+    pub filled: Columns,
     /// Per input, what was added to its game ids.
     pub game_offsets: Vec<u32>,
 }
@@ -30,13 +45,12 @@ pub fn common_columns(inputs: &[Database]) -> (Columns, Columns) {
 
 /// Writes every row of `inputs`, in order, to `output` (whole or not at all), with the
 /// first input's block size. Game ids of input i are shifted by one more than the largest
-/// id of the inputs before it. Inputs whose label columns differ are refused unless
-/// `drop_missing`, which keeps only the columns all inputs have. `progress` hears of rows
-/// written.
+/// id of the inputs before it. `columns` says what happens to label columns that only some
+/// inputs have. `progress` hears of rows written.
 pub fn merge(
     inputs: &[Database],
     output: &Path,
-    drop_missing: bool,
+    columns: MergeColumns,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Merged, DbError> {
     let Some(first) = inputs.first() else {
@@ -46,23 +60,10 @@ pub fn merge(
         });
     };
     let (common, partial) = common_columns(inputs);
-    if partial != Columns::NONE && !drop_missing {
-        let differing = inputs
-            .iter()
-            .find(|db| db.columns() != first.columns())
-            .expect("the columns differ somewhere");
-        return Err(DbError::Invalid {
-            path: differing.path().to_path_buf(),
-            what: format!(
-                "its label columns ({}) differ from {}'s ({}): --drop-missing keeps only those \
-                 every input has ({})",
-                names(differing.columns()),
-                first.path().display(),
-                names(first.columns()),
-                names(common)
-            ),
-        });
-    }
+    let (kept, dropped, filled) = match columns {
+        MergeColumns::Union => (common.union(partial), Columns::NONE, partial),
+        MergeColumns::Common => (common, partial, Columns::NONE),
+    };
     let mut game_offsets = Vec::with_capacity(inputs.len());
     let mut next_game: u64 = 0;
     for db in inputs {
@@ -74,18 +75,18 @@ pub fn merge(
                 what: "the inputs' game ids together run past 2^32 - 1".to_string(),
             })?;
         game_offsets.push(offset);
-        if common.contains(Columns::GAME_ID)
+        if kept.contains(Columns::GAME_ID)
             && let Some(max) = db.max_game_id()?
         {
             next_game += u64::from(max) + 1;
         }
     }
-    let mut writer = DbWriter::create(output, first.header().block_size, common, false)?;
+    let mut writer = DbWriter::create(output, first.header().block_size, kept, false)?;
     for (db, &offset) in inputs.iter().zip(&game_offsets) {
         let mut pending = 0;
         for record in db.records(0..db.len()) {
             let mut record = record?;
-            keep_only(&mut record.labels, common);
+            keep_only(&mut record.labels, kept);
             if let Some(game) = record.labels.game_id.as_mut() {
                 *game = game
                     .checked_add(offset)
@@ -107,19 +108,11 @@ pub fn merge(
     let positions = writer.finish()?;
     Ok(Merged {
         positions,
-        columns: common,
-        dropped: partial,
+        columns: kept,
+        dropped,
+        filled,
         game_offsets,
     })
-}
-
-fn names(columns: Columns) -> String {
-    let names = columns.names();
-    if names.is_empty() {
-        "none".to_string()
-    } else {
-        names.join(", ")
-    }
 }
 
 /// Clears the labels whose columns are not in `columns`.

@@ -26,7 +26,7 @@ pub use layout::Layout;
 pub use layout::{
     Columns, DEFAULT_BLOCK_SIZE, FORMAT_VERSION, HEADER_SIZE, Header, MAGIC, MAX_BLOCK_SIZE,
     MIN_BLOCK_SIZE, NO_GAME, NO_PLY, NO_RESULT, NO_SCORE, NO_SQUARE, NO_U16, OLDEST_VERSION,
-    TRAILER_SIZE, U16_LABELS, set_header_crc,
+    TRAILER_SIZE, U16_LABEL_COUNT, U16_LABELS, set_header_crc,
 };
 pub use writer::DbWriter;
 
@@ -118,7 +118,7 @@ pub struct Block<'a> {
     pub game_id: Option<&'a [u32]>,
     pub ply: Option<&'a [u16]>,
     /// The [`U16_LABELS`] columns (Elo, time control, move), in that order.
-    pub u16_labels: [Option<&'a [u16]>; 5],
+    pub u16_labels: [Option<&'a [u16]>; U16_LABEL_COUNT],
 }
 
 impl Database {
@@ -539,7 +539,7 @@ impl<'a> Block<'a> {
                 None => None,
             },
             u16_labels: {
-                let mut columns = [None; 5];
+                let mut columns = [None; U16_LABEL_COUNT];
                 for (slot, offset) in columns.iter_mut().zip(layout.u16_labels) {
                     if let Some(o) = offset {
                         *slot = Some(column::<u16>(bytes, o, n)?);

@@ -12,7 +12,7 @@ use tempfile::NamedTempFile;
 
 use super::layout::{
     Columns, HEADER_SIZE, Header, Layout, NO_GAME, NO_PLY, NO_RESULT, NO_SCORE, NO_SQUARE, NO_U16,
-    block_crc,
+    U16_LABEL_COUNT, block_crc,
 };
 use super::{BlockStream, DbError};
 use crate::position::labels::{GameResult, Record};
@@ -29,7 +29,7 @@ struct BlockBuffer {
     score: Vec<i32>,
     game_id: Vec<u32>,
     ply: Vec<u16>,
-    u16_labels: [Vec<u16>; 5],
+    u16_labels: [Vec<u16>; U16_LABEL_COUNT],
     len: usize,
 }
 
@@ -46,7 +46,7 @@ impl BlockBuffer {
             score: vec![0; n],
             game_id: vec![0; n],
             ply: vec![0; n],
-            u16_labels: [(); 5].map(|_| vec![0; n]),
+            u16_labels: [(); U16_LABEL_COUNT].map(|_| vec![0; n]),
             len: 0,
         };
         buffer.pad();

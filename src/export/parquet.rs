@@ -8,7 +8,7 @@
 //! `castling` (FEN's field: `KQkq`, `-`, Shredder letters for Chess960 rooks),
 //! `en_passant` (square 0..63, null for none), `halfmove_clock`, `fullmove_number`,
 //! `fen`, then each label column the DB has: `result`, `score`, `game_id`, `ply`,
-//! `white_elo`, `black_elo`, `base_seconds`, `increment`, `move` (UCI text); unknown
+//! `white_elo`, `black_elo`, `base_seconds`, `increment`, `move` (UCI text), `clock`; unknown
 //! labels are nulls. Unsigned columns carry Parquet's unsigned integer logical types, so
 //! pyarrow, polars and DuckDB read `uint64`, `uint16`, ...
 
@@ -26,7 +26,7 @@ use parquet::schema::types::{ColumnPath, SchemaDescriptor, TypePtr};
 use pawnstorm_kernels::Color;
 use thiserror::Error;
 
-use crate::db::{Columns, Database, DbError, U16_LABELS};
+use crate::db::{Columns, Database, DbError, U16_LABEL_COUNT, U16_LABELS};
 use crate::eval::Evaluator;
 use crate::export::filters::Filter;
 use crate::position::board::PieceType;
@@ -115,7 +115,8 @@ fn label_columns(columns: Columns) -> Vec<(&'static str, &'static str)> {
                     "black_elo" => "INT32 black_elo (INTEGER(16,false))",
                     "base_seconds" => "INT32 base_seconds (INTEGER(16,false))",
                     "increment" => "INT32 increment (INTEGER(16,false))",
-                    _ => "BYTE_ARRAY move (STRING)",
+                    "move" => "BYTE_ARRAY move (STRING)",
+                    _ => "INT32 clock (INTEGER(16,false))",
                 },
             ));
         }
@@ -271,7 +272,9 @@ struct RowGroupColumns {
     score: IntColumn,
     game_id: IntColumn,
     ply: IntColumn,
-    u16_labels: [IntColumn; 4],
+    /// The [`U16_LABELS`] columns, in that order; the move's is left empty (its text is in
+    /// `move_played`).
+    u16_labels: [IntColumn; U16_LABEL_COUNT],
     move_played: TextColumn,
 }
 
@@ -320,15 +323,17 @@ impl RowGroupColumns {
         self.game_id.push(labels.game_id.map(|g| g as i32));
         self.ply.push(labels.ply.map(i32::from));
         let u16s = labels.u16_labels();
-        for (column, value) in self.u16_labels.iter_mut().zip(u16s) {
-            column.push(value.map(i32::from));
+        for ((column, value), (label, _)) in self.u16_labels.iter_mut().zip(u16s).zip(U16_LABELS) {
+            if label != Columns::MOVE {
+                column.push(value.map(i32::from));
+            }
         }
         let uci = labels.move_played.and_then(labels::move_to_uci);
         self.move_played.push(uci.as_deref());
     }
 
     /// The columns in schema order.
-    fn finish(self) -> Vec<Values> {
+    fn finish(mut self) -> Vec<Values> {
         let mut out = vec![Values::U64(self.index)];
         out.extend(self.boards.map(Values::U64));
         out.push(self.side_to_move.finish());
@@ -350,12 +355,14 @@ impl RowGroupColumns {
             }
         }
         for ((column, _), values) in U16_LABELS.iter().zip(self.u16_labels) {
-            if c.contains(*column) {
+            if !c.contains(*column) {
+                continue;
+            }
+            if *column == Columns::MOVE {
+                out.push(std::mem::take(&mut self.move_played).finish());
+            } else {
                 out.push(values.finish());
             }
-        }
-        if c.contains(Columns::MOVE) {
-            out.push(self.move_played.finish());
         }
         out
     }

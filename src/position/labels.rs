@@ -77,29 +77,37 @@ pub struct Labels {
     /// The move played from this position in its game, as [`encode_move`] gives it.
     pub move_played: Option<u16>,
     /// The mover's time left in whole seconds after the move played from this position
-    /// (lichess `[%clk]`), clamped to 65,534.
+    /// (lichess `[%clk]`), clamped to [`MAX_CLOCK`].
     pub clock: Option<u16>,
 }
 
+/// How many labels [`Labels::u16_labels`] gives: the DB's `u16` label columns.
+pub const U16_LABEL_COUNT: usize = 6;
+
+/// The largest clock label: `u16::MAX` is the DB's "unknown".
+pub const MAX_CLOCK: u16 = u16::MAX - 1;
+
 impl Labels {
     /// The labels stored in the DB's `u16` columns (`db::U16_LABELS`), in that order.
-    pub fn u16_labels(&self) -> [Option<u16>; 5] {
+    pub fn u16_labels(&self) -> [Option<u16>; U16_LABEL_COUNT] {
         [
             self.white_elo,
             self.black_elo,
             self.base_seconds,
             self.increment,
             self.move_played,
+            self.clock,
         ]
     }
 
-    pub fn set_u16_labels(&mut self, values: [Option<u16>; 5]) {
+    pub fn set_u16_labels(&mut self, values: [Option<u16>; U16_LABEL_COUNT]) {
         [
             self.white_elo,
             self.black_elo,
             self.base_seconds,
             self.increment,
             self.move_played,
+            self.clock,
         ] = values;
     }
 }
@@ -187,8 +195,9 @@ pub enum LineError {
 /// `Ok(None)`. Accepted forms:
 /// - EPD or FEN, then operations: `c9 "1-0"` (result), `ce 35` (score, side to move),
 ///   `game 7`, `ply 12`, `hmvc`/`fmvn` (clocks), `white_elo 2100`, `black_elo 2050`,
-///   `base_seconds 300`, `increment 3`, `move e2e4` (the move played, UCI); other
-///   operations are allowed and ignored;
+///   `base_seconds 300`, `increment 3`, `move e2e4` (the move played, UCI), `clk 180`
+///   (the mover's clock after that move, seconds); other operations are allowed and
+///   ignored;
 /// - a FEN or EPD with a trailing result marker `[1.0]`, `[0.5]`, `[0.0]` (or `[1-0]` ...);
 /// - `FEN | score | result`, score in centipawns from White's side.
 pub fn parse_line(line: &str) -> Result<Option<Record>, LineError> {
@@ -303,7 +312,7 @@ fn labels_from_operations(
                         .ok_or_else(|| bad("not a ply number"))?,
                 );
             }
-            "white_elo" | "black_elo" | "base_seconds" | "increment" => {
+            "white_elo" | "black_elo" | "base_seconds" | "increment" | "clk" => {
                 let value = Some(
                     operand
                         .and_then(|s| s.parse::<u16>().ok())
@@ -314,7 +323,8 @@ fn labels_from_operations(
                     "white_elo" => labels.white_elo = value,
                     "black_elo" => labels.black_elo = value,
                     "base_seconds" => labels.base_seconds = value,
-                    _ => labels.increment = value,
+                    "increment" => labels.increment = value,
+                    _ => labels.clock = value,
                 }
             }
             "move" => {
@@ -367,7 +377,7 @@ pub fn white_pov(score: i32, side: Color) -> i32 {
 
 /// Writes a record as an EPD line with a six-field FEN and its labels as operations:
 /// `c9 "1-0"`, `ce` (side to move's point of view), `game`, `ply`, `white_elo`,
-/// `black_elo`, `base_seconds`, `increment`, `move` (UCI).
+/// `black_elo`, `base_seconds`, `increment`, `move` (UCI), `clk` (seconds).
 pub fn write_line(record: &Record, out: &mut String) {
     out.push_str(&record.position.to_fen());
     let labels = &record.labels;
@@ -396,6 +406,9 @@ pub fn write_line(record: &Record, out: &mut String) {
     }
     if let Some(uci) = labels.move_played.and_then(move_to_uci) {
         epd::write_operation(out, "move", &[&uci]);
+    }
+    if let Some(clock) = labels.clock {
+        epd::write_operation(out, "clk", &[&clock.to_string()]);
     }
 }
 
@@ -498,6 +511,8 @@ mod tests {
             ),
             ("4k3/8/8/8/8/8/8/4K3 w - - 0 1 5 x;", "opcode"),
             ("4k3/8/8/8/8/8/8/4K3 w - - fmvn 0;", "fullmove"),
+            ("4k3/8/8/8/8/8/8/4K3 w - - clk 65535;", "clk"),
+            ("4k3/8/8/8/8/8/8/4K3 w - - clk 1:05;", "clk"),
         ];
         for (line, expected) in bad {
             let error = parse_line(line).expect_err(line).to_string();
@@ -511,6 +526,8 @@ mod tests {
             "4k3/8/8/8/8/8/8/4K3 b - - 0 1 c9 \"0-1\"; ce -31; game 4; ply 9;",
             "4k3/8/8/8/8/8/8/4K3 w - - 0 1 ce 0;",
             "4k3/8/8/8/8/8/8/4K3 w - - 0 1 white_elo 2100; black_elo 1999; base_seconds 300; increment 2; move e1d1;",
+            "4k3/8/8/8/8/8/8/4K3 b - - 0 1 game 3; move e8d8; clk 65534;",
+            "4k3/8/8/8/8/8/8/4K3 w - - 0 1 clk 0;",
             "4k3/1P6/8/8/8/8/8/4K3 w - - 0 1 move b7b8n;",
             "4k3/8/8/8/8/8/8/4K3 w - - 0 1",
         ] {

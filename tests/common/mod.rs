@@ -173,7 +173,7 @@ pub fn fix_header_crc(bytes: &mut [u8]) {
 }
 
 /// Recomputes every checksum of the `.psdb` file `bytes` (version 2 on), as
-/// docs/FORMAT.md defines them: each block's (the file id in version 4, then the block's
+/// docs/FORMAT.md defines them: each block's (the file id from version 4, then the block's
 /// index, then its bytes up to its last 4), the header's CRC of the block CRCs, and the
 /// header's own.
 pub fn fix_crcs(bytes: &mut [u8]) {
@@ -201,7 +201,7 @@ pub fn fix_crcs(bytes: &mut [u8]) {
     fix_header_crc(bytes);
 }
 
-/// The bytes of the `.psdb` file at `path` (version 4) with what differs between two
+/// The bytes of the `.psdb` file at `path` (version 5) with what differs between two
 /// writes of the same positions set to zero: the file id and every checksum (the header's,
 /// the payload's and each block's, all of which cover the id). Two files with equal
 /// contents hold the same positions and labels in the same layout, byte for byte.
@@ -209,8 +209,8 @@ pub fn psdb_contents(path: &std::path::Path) -> Vec<u8> {
     let mut bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     assert_eq!(
         &bytes[8..12],
-        &4u32.to_le_bytes(),
-        "{}: version 4",
+        &5u32.to_le_bytes(),
+        "{}: version 5",
         path.display()
     );
     bytes[40..56].fill(0);
