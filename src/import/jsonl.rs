@@ -41,13 +41,28 @@ const BATCH_BYTES: usize = 4 << 20;
 
 type Parsed = Vec<Result<Option<Record>, String>>;
 
-/// Reads, parses and stores in a pipeline of three batches: while the workers parse one,
-/// this thread stores the one parsed before (and reports its bad lines, in input order),
-/// then reads (and decompresses) the next.
+/// lichess evaluation lines, on `threads` workers (`None`: one per core).
 pub(super) fn import_evals(
     input: &mut Input,
     handlers: &mut Handlers<'_>,
+    threads: Option<usize>,
 ) -> Result<Counts, ImportError> {
+    import_lines_in_parallel(input, handlers, threads, parse_eval_line)
+}
+
+/// Reads, parses (with `parse`, one line to at most one record) and stores in a pipeline of
+/// three batches: while the workers parse one, this thread stores the one parsed before
+/// (and reports its bad lines, in input order), then reads (and decompresses) the next.
+pub(super) fn import_lines_in_parallel(
+    input: &mut Input,
+    handlers: &mut Handlers<'_>,
+    threads: Option<usize>,
+    parse: fn(&[u8]) -> Result<Option<Record>, String>,
+) -> Result<Counts, ImportError> {
+    let pool = crate::io::workers::pool(threads).map_err(|e| ImportError::Io {
+        file: input.name.clone(),
+        error: std::io::Error::other(e),
+    })?;
     let mut counts = Counts::default();
     let mut done = (Batch::default(), Parsed::new());
     let mut parsing = (Batch::default(), Parsed::new());
@@ -56,13 +71,13 @@ pub(super) fn import_evals(
     while !parsing.0.is_empty() || !done.0.is_empty() {
         let mut stored = Ok(());
         let mut read = Ok(());
-        rayon::in_place_scope(|scope| {
+        pool.in_place_scope(|scope| {
             let (batch, parsed) = &mut parsing;
             scope.spawn(|_| {
                 (0..batch.len())
                     .into_par_iter()
                     .with_min_len(256)
-                    .map(|i| parse_eval_line(batch.line(i)))
+                    .map(|i| parse(batch.line(i)))
                     .collect_into_vec(parsed);
             });
             stored = store(&mut done, input, handlers, &mut counts);

@@ -331,9 +331,11 @@ pub fn import_reader(
         line: 0,
     };
     match format {
-        Format::Lines => import_lines(&mut input, handlers),
+        Format::Lines => {
+            jsonl::import_lines_in_parallel(&mut input, handlers, options.threads, parse_epd_line)
+        }
         Format::Pgn => pgn::import_games(&mut input, options, next_game_id, handlers),
-        Format::Jsonl => jsonl::import_evals(&mut input, handlers),
+        Format::Jsonl => jsonl::import_evals(&mut input, handlers, options.threads),
         Format::Binpack => unreachable!("read above"),
     }
 }
@@ -367,38 +369,6 @@ impl LineReader {
         }
     }
 
-    /// The next line without its line ending (`\n` or `\r\n`), or `None` at the end.
-    fn next_line(&mut self) -> io::Result<Option<&[u8]>> {
-        loop {
-            let pending = &self.buffer[self.start..self.end];
-            if let Some(i) = memchr::memchr(b'\n', pending) {
-                let line = self.start..self.start + i;
-                self.start += i + 1;
-                return Ok(Some(trim_line_end(&self.buffer[line])));
-            }
-            if self.eof {
-                if self.start == self.end {
-                    return Ok(None);
-                }
-                let line = self.start..self.end;
-                self.start = self.end;
-                return Ok(Some(trim_line_end(&self.buffer[line])));
-            }
-            self.buffer.copy_within(self.start..self.end, 0);
-            self.end -= self.start;
-            self.start = 0;
-            if self.end == self.buffer.len() {
-                // A line longer than the buffer: make room rather than split it.
-                self.buffer.resize(self.buffer.len() * 2, 0);
-            }
-            match self.inner.read(&mut self.buffer[self.end..]) {
-                Ok(0) => self.eof = true,
-                Ok(n) => self.end += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-    }
     /// Appends up to `want` more bytes of the input to `buf` (fewer only at its end), as
     /// they come, line endings and all; says whether the input has ended.
     fn read_more(&mut self, buf: &mut Vec<u8>, want: usize) -> io::Result<bool> {
@@ -469,26 +439,7 @@ impl LineReader {
     }
 }
 
-fn trim_line_end(line: &[u8]) -> &[u8] {
-    line.strip_suffix(b"\r").unwrap_or(line)
-}
-
 impl Input {
-    /// The next line, without its line ending; `None` at the end of the input.
-    fn next_line(&mut self) -> Result<Option<&[u8]>, ImportError> {
-        match self.lines.next_line() {
-            Ok(Some(line)) => {
-                self.line += 1;
-                Ok(Some(line))
-            }
-            Ok(None) => Ok(None),
-            Err(error) => Err(ImportError::Io {
-                file: self.name.clone(),
-                error,
-            }),
-        }
-    }
-
     /// Whole lines in bulk (see [`LineReader::read_lines`]); the caller counts them in
     /// `line`.
     fn read_lines(&mut self, buf: &mut Vec<u8>, want: usize) -> Result<usize, ImportError> {
@@ -526,38 +477,10 @@ impl Input {
     }
 }
 
-const PROGRESS_EVERY: u64 = 16 * 1024;
-
-fn import_lines(input: &mut Input, handlers: &mut Handlers<'_>) -> Result<Counts, ImportError> {
-    let mut counts = Counts::default();
-    let mut rejected = None;
-    while let Some(bytes) = input.next_line()? {
-        let parsed = match std::str::from_utf8(bytes) {
-            Ok(text) => {
-                labels::parse_line(text).map_err(|e| (e.to_string(), text.trim().to_string()))
-            }
-            Err(_) => Err((
-                "not valid UTF-8".to_string(),
-                String::from_utf8_lossy(bytes).trim().to_string(),
-            )),
-        };
-        match parsed {
-            Ok(Some(record)) => {
-                (handlers.record)(&record)?;
-                counts.positions += 1;
-            }
-            Ok(None) => {}
-            Err(rejection) => rejected = Some(rejection),
-        }
-        if let Some((reason, text)) = rejected.take() {
-            input.reject(handlers, input.line, reason, &text, &mut counts)?;
-        }
-        if input.line.is_multiple_of(PROGRESS_EVERY) {
-            (handlers.progress)(input.bytes_read());
-        }
-    }
-    (handlers.progress)(input.bytes_read());
-    Ok(counts)
+/// One EPD/FEN line (`labels::parse_line`): `Ok(None)` for a blank or comment line.
+fn parse_epd_line(bytes: &[u8]) -> Result<Option<Record>, String> {
+    let text = std::str::from_utf8(bytes).map_err(|_| "not valid UTF-8".to_string())?;
+    labels::parse_line(text).map_err(|e| e.to_string())
 }
 
 /// Counts the bytes that pass, before any decompression, for the progress bar.
