@@ -18,7 +18,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
-use std::mem::{MaybeUninit, size_of};
+use std::mem::size_of;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -85,7 +85,7 @@ impl Deduped {
 /// slack of growing them by doubling).
 const BYTES_PER_DISTINCT: u64 = 192;
 /// Rows of a bucket in memory: its table (slots and groups) stays in a core's L2.
-const BUCKET_ROWS: usize = 2048;
+const BUCKET_ROWS: usize = 8192;
 /// More partition files than this and the budget is too small to be worth running.
 const MAX_PARTITIONS: u64 = 1 << 16;
 
@@ -112,10 +112,13 @@ fn run<E: Entry>(
     let rows = db.len();
     let words = db.block_count() * db.block_size() / 64;
     let marks = Marks((0..words).map(|_| AtomicU64::new(0)).collect());
-    let in_memory = rows.saturating_mul(2 * size_of::<E>() as u64) <= options.memory;
+    // Keys, then keys and row indices scattered: 20 bytes a row (25 with the labels).
+    let labels = options.keep == Keep::Mean;
+    let per_row = if labels { 25 } else { 20 };
+    let in_memory = rows < u64::from(u32::MAX) && rows.saturating_mul(per_row) <= options.memory;
     let (overrides, partitions) = if in_memory {
-        let entries = keys::<E>(db, progress)?;
-        let means = group_in_memory(entries, options.keep, &marks);
+        let columns = keys(db, labels, progress)?;
+        let means = group_in_memory(columns, options.keep, &marks);
         (Overrides::Sorted(means, 0), 0)
     } else {
         let partitions = partitions_for(db, rows, options.memory)?;
@@ -135,8 +138,15 @@ fn run<E: Entry>(
 
 /// A row's key, its index, and (keeping the mean) its score and result.
 trait Entry: Pod + Send + Sync {
-    const LABELS: bool;
     fn new(key: u64, row: u64, score: i32, result: i8) -> Self;
+    fn seen(&self) -> Seen {
+        Seen {
+            key: self.key(),
+            row: self.row(),
+            score: self.score(),
+            result: self.result(),
+        }
+    }
     fn key(&self) -> u64;
     fn row(&self) -> u64;
     fn score(&self) -> i32 {
@@ -155,7 +165,6 @@ struct KeyRow {
 }
 
 impl Entry for KeyRow {
-    const LABELS: bool = false;
     fn new(key: u64, row: u64, _: i32, _: i8) -> Self {
         KeyRow { key, row }
     }
@@ -178,7 +187,6 @@ struct KeyRowLabels {
 }
 
 impl Entry for KeyRowLabels {
-    const LABELS: bool = true;
     fn new(key: u64, row: u64, score: i32, result: i8) -> Self {
         KeyRowLabels {
             key,
@@ -221,15 +229,10 @@ impl Marks {
     }
 }
 
-/// The entries of block `index`'s rows into `out` (as long as the block has rows), the
-/// block checked as [`Database::block`] checks every read.
-fn block_entries<E: Entry>(
-    db: &Database,
-    index: usize,
-    out: &mut [MaybeUninit<E>],
-) -> Result<(), DbError> {
+/// The keys of block `index`'s rows into `out` (as long as the block has rows), the block
+/// checked as [`Database::block`] checks every read.
+fn block_keys(db: &Database, index: usize, out: &mut [u64]) -> Result<(), DbError> {
     let block = db.block(index)?;
-    let first = (index * db.block_size()) as u64;
     let len = block.len;
     let p: [&[u64]; 6] = block.pieces.map(|c| &bytemuck::cast_slice(c)[..len]);
     let c: [&[u64]; 2] = block.colors.map(|c| &bytemuck::cast_slice(c)[..len]);
@@ -238,69 +241,126 @@ fn block_entries<E: Entry>(
         &block.castling[..len],
         &block.en_passant[..len],
     );
-    for (i, slot) in out[..len].iter_mut().enumerate() {
-        let key = row_key(
+    for (i, key) in out[..len].iter_mut().enumerate() {
+        *key = row_key(
             [p[0][i], p[1][i], p[2][i], p[3][i], p[4][i], p[5][i]],
             [c[0][i], c[1][i]],
             side[i],
             castling[i],
             ep[i],
         );
-        let (score, result) = if E::LABELS {
-            (
-                block.score.map_or(NO_SCORE, |s| s[i]),
-                block.result.map_or(NO_RESULT, |r| r[i]),
-            )
-        } else {
-            (NO_SCORE, NO_RESULT)
-        };
-        slot.write(E::new(key, first + i as u64, score, result));
     }
     Ok(())
 }
 
-/// Every row's entry, in row order, the blocks keyed in parallel.
-fn keys<E: Entry>(db: &Database, progress: &(dyn Fn(Event) + Sync)) -> Result<Vec<E>, DbError> {
-    let rows = usize::try_from(db.len()).map_err(|_| DbError::Invalid {
-        path: db.path().to_path_buf(),
-        what: "too many positions for this machine's address space".to_string(),
-    })?;
-    let mut entries: Vec<E> = Vec::with_capacity(rows);
-    entries.spare_capacity_mut()[..rows]
-        .par_chunks_mut(db.block_size())
+/// The scores and results of block `index`'s rows (checked by [`block_keys`] before).
+fn block_labels(
+    db: &Database,
+    index: usize,
+    scores: &mut [i32],
+    results: &mut [i8],
+) -> Result<(), DbError> {
+    let block = db.block_checked_before(index)?;
+    let len = block.len;
+    match block.score {
+        Some(s) => scores[..len].copy_from_slice(&s[..len]),
+        None => scores[..len].fill(NO_SCORE),
+    }
+    match block.result {
+        Some(r) => results[..len].copy_from_slice(&r[..len]),
+        None => results[..len].fill(NO_RESULT),
+    }
+    Ok(())
+}
+
+/// The rows in memory, a column each: keys, and keeping the mean, scores and results
+/// (empty otherwise); `rows` their indices where they are not `0..`.
+#[derive(Default)]
+struct KeyColumns {
+    keys: Vec<u64>,
+    rows: Vec<u32>,
+    scores: Vec<i32>,
+    results: Vec<i8>,
+}
+
+impl KeyColumns {
+    #[inline(always)]
+    fn seen(&self, i: usize) -> Seen {
+        Seen {
+            key: self.keys[i],
+            row: self.rows.get(i).map_or(i as u64, |&r| u64::from(r)),
+            score: self.scores.get(i).copied().unwrap_or(NO_SCORE),
+            result: self.results.get(i).copied().unwrap_or(NO_RESULT),
+        }
+    }
+}
+
+/// Every row's key (and labels, with `labels`), in row order, the blocks keyed in parallel.
+fn keys(
+    db: &Database,
+    labels: bool,
+    progress: &(dyn Fn(Event) + Sync),
+) -> Result<KeyColumns, DbError> {
+    let rows = db.len() as usize;
+    let n = db.block_size();
+    // Zeroed allocations come as fresh pages from the system: no pass of their own.
+    let mut keys = vec![0u64; rows];
+    keys.par_chunks_mut(n)
         .enumerate()
         .try_for_each(|(index, out)| {
-            block_entries(db, index, out)?;
+            block_keys(db, index, out)?;
             progress(Event::Read(out.len() as u64));
             Ok::<(), DbError>(())
         })?;
-    // SAFETY: every chunk is one block's rows, and each block wrote all of its rows.
-    unsafe { entries.set_len(rows) };
-    Ok(entries)
+    let mut columns = KeyColumns {
+        keys,
+        ..KeyColumns::default()
+    };
+    if labels {
+        columns.scores = vec![0; rows];
+        columns.results = vec![0; rows];
+        columns
+            .scores
+            .par_chunks_mut(n)
+            .zip(columns.results.par_chunks_mut(n))
+            .enumerate()
+            .try_for_each(|(index, (scores, results))| block_labels(db, index, scores, results))?;
+    }
+    Ok(columns)
 }
 
 /// A pointer the scatter's workers write through, each to its own slots.
-#[derive(Clone, Copy)]
-struct Slots<E>(*mut E);
+struct Slots<T>(*mut T);
+impl<T> Clone for Slots<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Slots<T> {}
 // SAFETY: used only for writes to disjoint slots (see `scatter`).
-unsafe impl<E: Send> Send for Slots<E> {}
-unsafe impl<E: Send> Sync for Slots<E> {}
+unsafe impl<T: Send> Send for Slots<T> {}
+unsafe impl<T: Send> Sync for Slots<T> {}
 
-/// `entries` ordered by the top `bits` of their keys, each bucket in row order (a stable
+impl<T> Slots<T> {
+    fn of(column: &mut Vec<T>) -> Slots<T> {
+        Slots(column.as_mut_ptr())
+    }
+}
+
+/// `columns` ordered by the top `bits` of their keys, each bucket in row order (a stable
 /// counting sort, one histogram per chunk of rows), and where each bucket starts.
-fn scatter<E: Entry>(entries: &[E], bits: u32) -> (Vec<E>, Vec<usize>) {
+fn scatter(columns: &KeyColumns, bits: u32) -> (KeyColumns, Vec<usize>) {
+    let len = columns.keys.len();
     let buckets = 1usize << bits;
     let shift = 64 - bits;
-    let chunk = entries
-        .len()
-        .div_ceil(rayon::current_num_threads() * 4)
-        .max(1);
-    let counts: Vec<Vec<usize>> = entries
+    let chunk = len.div_ceil(rayon::current_num_threads() * 4).max(1);
+    let counts: Vec<Vec<usize>> = columns
+        .keys
         .par_chunks(chunk)
         .map(|part| {
             let mut counts = vec![0usize; buckets];
-            for e in part {
-                counts[(e.key() >> shift) as usize] += 1;
+            for key in part {
+                counts[(key >> shift) as usize] += 1;
             }
             counts
         })
@@ -316,51 +376,78 @@ fn scatter<E: Entry>(entries: &[E], bits: u32) -> (Vec<E>, Vec<usize>) {
         }
     }
     starts.push(at);
-    let mut sorted: Vec<E> = Vec::with_capacity(entries.len());
-    let slots = Slots(sorted.as_mut_ptr());
-    entries
+    let labels = !columns.scores.is_empty();
+    let mut sorted = KeyColumns {
+        keys: Vec::with_capacity(len),
+        rows: Vec::with_capacity(len),
+        scores: Vec::with_capacity(if labels { len } else { 0 }),
+        results: Vec::with_capacity(if labels { len } else { 0 }),
+    };
+    let (keys, rows) = (Slots::of(&mut sorted.keys), Slots::of(&mut sorted.rows));
+    let (scores, results) = (
+        Slots::of(&mut sorted.scores),
+        Slots::of(&mut sorted.results),
+    );
+    columns
+        .keys
         .par_chunks(chunk)
         .zip(offsets)
-        .for_each(|(part, mut next)| {
-            let slots = slots;
-            for e in part {
-                let b = (e.key() >> shift) as usize;
-                // SAFETY: chunk c's rows of bucket b go to `offsets[c][b]..` up to its count,
-                // ranges that are disjoint across (chunk, bucket) and end by `entries.len()`.
-                unsafe { slots.0.add(next[b]).write(*e) };
+        .enumerate()
+        .for_each(|(c, (part, mut next))| {
+            let (keys, rows, scores, results) = (keys, rows, scores, results);
+            let first = c * chunk;
+            for (i, &key) in part.iter().enumerate() {
+                let b = (key >> shift) as usize;
+                let to = next[b];
                 next[b] += 1;
+                let from = first + i;
+                // SAFETY: chunk c's rows of bucket b go to `offsets[c][b]..` up to its
+                // count, ranges disjoint across (chunk, bucket) that end by `len`; the
+                // label columns have `len` slots when they are written.
+                unsafe {
+                    keys.0.add(to).write(key);
+                    rows.0.add(to).write(from as u32);
+                    if labels {
+                        scores.0.add(to).write(columns.scores[from]);
+                        results.0.add(to).write(columns.results[from]);
+                    }
+                }
             }
         });
-    // SAFETY: the ranges cover `0..entries.len()`, every slot written once above.
-    unsafe { sorted.set_len(entries.len()) };
+    // SAFETY: the ranges cover `0..len`, every slot written once above.
+    unsafe {
+        sorted.keys.set_len(len);
+        sorted.rows.set_len(len);
+        if labels {
+            sorted.scores.set_len(len);
+            sorted.results.set_len(len);
+        }
+    }
     (sorted, starts)
 }
 
 /// Groups the rows in memory: buckets by the keys' top bits, then a table per bucket.
-fn group_in_memory<E: Entry>(entries: Vec<E>, keep: Keep, marks: &Marks) -> Vec<Mean> {
-    let buckets = entries
-        .len()
-        .div_ceil(BUCKET_ROWS)
-        .max(1)
-        .next_power_of_two();
+fn group_in_memory(columns: KeyColumns, keep: Keep, marks: &Marks) -> Vec<Mean> {
+    let len = columns.keys.len();
+    let buckets = len.div_ceil(BUCKET_ROWS).max(1).next_power_of_two();
     let bits = buckets.trailing_zeros();
     let (sorted, starts) = if bits == 0 {
-        let len = entries.len();
-        (entries, vec![0, len])
+        (columns, vec![0, len])
     } else {
-        scatter(&entries, bits)
+        let sorted = scatter(&columns, bits);
+        drop(columns);
+        sorted
     };
     let mut means = (0..starts.len() - 1)
         .into_par_iter()
         .fold(
-            || (Groups::default(), Vec::new()),
+            || (Groups::new(keep), Vec::new()),
             |(mut groups, mut means), b| {
-                let bucket = &sorted[starts[b]..starts[b + 1]];
-                groups.reset(bucket.len());
-                for e in bucket {
-                    groups.add(e);
+                groups.reset(starts[b + 1] - starts[b]);
+                for i in starts[b]..starts[b + 1] {
+                    groups.add(sorted.seen(i));
                 }
-                groups.finish(keep, marks, &mut means);
+                groups.finish(marks, &mut means);
                 (groups, means)
             },
         )
@@ -371,6 +458,15 @@ fn group_in_memory<E: Entry>(entries: Vec<E>, keep: Keep, marks: &Marks) -> Vec<
         });
     means.par_sort_unstable_by_key(|m| m.row);
     means
+}
+
+/// A row as a group takes it.
+#[derive(Clone, Copy)]
+struct Seen {
+    key: u64,
+    row: u64,
+    score: i32,
+    result: i8,
 }
 
 /// The rows of one position so far.
@@ -386,10 +482,10 @@ struct Group {
 }
 
 impl Group {
-    fn new<E: Entry>(e: &E) -> Group {
+    fn new(e: Seen) -> Group {
         let mut group = Group {
-            first: e.row(),
-            last: e.row(),
+            first: e.row,
+            last: e.row,
             count: 1,
             score_sum: 0,
             scores: 0,
@@ -400,23 +496,21 @@ impl Group {
         group
     }
 
-    fn add<E: Entry>(&mut self, e: &E) {
-        self.last = e.row();
+    fn add(&mut self, e: Seen) {
+        self.last = e.row;
         self.count += 1;
         self.add_labels(e);
     }
 
     #[inline]
-    fn add_labels<E: Entry>(&mut self, e: &E) {
-        if E::LABELS {
-            if e.score() != NO_SCORE {
-                self.score_sum += i64::from(e.score());
-                self.scores += 1;
-            }
-            if e.result() != NO_RESULT {
-                self.result_sum += i64::from(e.result());
-                self.results += 1;
-            }
+    fn add_labels(&mut self, e: Seen) {
+        if e.score != NO_SCORE {
+            self.score_sum += i64::from(e.score);
+            self.scores += 1;
+        }
+        if e.result != NO_RESULT {
+            self.result_sum += i64::from(e.result);
+            self.results += 1;
         }
     }
 
@@ -446,41 +540,65 @@ impl Group {
     }
 }
 
-/// An open-addressing table from key to group, in first-seen order.
-#[derive(Default)]
+/// An open-addressing table from key to the rows of its position: keeping the first or
+/// the last, the row itself sits in the slot; keeping the mean, a [`Group`] of the rows.
 struct Groups {
-    /// (key, group index + 1); 0 marks an empty slot.
-    slots: Vec<(u64, usize)>,
+    keep: Keep,
+    /// (key, row + 1 or group index + 1); 0 marks an empty slot.
+    slots: Vec<(u64, u64)>,
+    distinct: usize,
     groups: Vec<Group>,
 }
 
 impl Groups {
+    fn new(keep: Keep) -> Groups {
+        Groups {
+            keep,
+            slots: Vec::new(),
+            distinct: 0,
+            groups: Vec::new(),
+        }
+    }
+
     /// Empties the table, sized for `expected` keys without growing.
     fn reset(&mut self, expected: usize) {
         let capacity = (expected * 2).next_power_of_two().max(16);
         self.slots.clear();
         self.slots.resize(capacity, (0, 0));
+        self.distinct = 0;
         self.groups.clear();
     }
 
     #[inline]
-    fn add<E: Entry>(&mut self, e: &E) {
-        if (self.groups.len() + 1) * 2 > self.slots.len() {
+    fn add(&mut self, e: Seen) {
+        if (self.distinct + 1) * 2 > self.slots.len() {
             self.grow();
         }
-        let key = e.key();
+        let key = e.key;
         let mask = self.slots.len() - 1;
         // The keys' low bits: the top ones chose the bucket or partition.
         let mut i = key as usize & mask;
         loop {
-            let (k, g) = self.slots[i];
-            if g == 0 {
-                self.groups.push(Group::new(e));
-                self.slots[i] = (key, self.groups.len());
+            let (k, value) = self.slots[i];
+            if value == 0 {
+                self.distinct += 1;
+                self.slots[i] = (
+                    key,
+                    if self.keep == Keep::Mean {
+                        self.groups.push(Group::new(e));
+                        self.groups.len() as u64
+                    } else {
+                        e.row + 1
+                    },
+                );
                 return;
             }
             if k == key {
-                self.groups[g - 1].add(e);
+                match self.keep {
+                    Keep::First => {}
+                    Keep::Last => self.slots[i].1 = e.row + 1,
+                    Keep::Mean => self.groups[value as usize - 1].add(e),
+                }
                 return;
             }
             i = (i + 1) & mask;
@@ -491,33 +609,35 @@ impl Groups {
         let old = std::mem::take(&mut self.slots);
         self.slots = vec![(0, 0); (old.len() * 2).max(16)];
         let mask = self.slots.len() - 1;
-        for (key, g) in old.into_iter().filter(|&(_, g)| g != 0) {
+        for (key, value) in old.into_iter().filter(|&(_, value)| value != 0) {
             let mut i = key as usize & mask;
             while self.slots[i].1 != 0 {
                 i = (i + 1) & mask;
             }
-            self.slots[i] = (key, g);
+            self.slots[i] = (key, value);
         }
     }
 
-    /// Marks each group's kept row; keeping the mean, adds the means of groups of more
-    /// than one row.
-    fn finish(&self, keep: Keep, marks: &Marks, means: &mut Vec<Mean>) {
-        for group in &self.groups {
-            match keep {
-                Keep::First => marks.set(group.first),
-                Keep::Last => marks.set(group.last),
-                Keep::Mean => {
-                    marks.set(group.first);
-                    if group.count > 1 {
-                        means.push(Mean {
-                            row: group.first,
-                            score: group.mean_score(),
-                            result: group.mean_result(),
-                            _padding: [0; 3],
-                        });
-                    }
+    /// Marks each position's kept row; keeping the mean, adds the means of positions of
+    /// more than one row.
+    fn finish(&self, marks: &Marks, means: &mut Vec<Mean>) {
+        if self.keep != Keep::Mean {
+            for &(_, value) in &self.slots {
+                if value != 0 {
+                    marks.set(value - 1);
                 }
+            }
+            return;
+        }
+        for group in &self.groups {
+            marks.set(group.first);
+            if group.count > 1 {
+                means.push(Mean {
+                    row: group.first,
+                    score: group.mean_score(),
+                    result: group.mean_result(),
+                    _padding: [0; 3],
+                });
             }
         }
     }
@@ -577,21 +697,36 @@ fn group_on_disk<E: Entry>(
         .map(|(file, _)| Ok(BufWriter::with_capacity(buffer, file.reopen()?)))
         .collect::<Result<Vec<_>, std::io::Error>>()
         .map_err(io)?;
-    let mut batch: Vec<E> = Vec::new();
+    let labels = options.keep == Keep::Mean;
+    let mut keys = vec![0u64; batch_blocks * n];
+    let (mut scores, mut results) = if labels {
+        (vec![0i32; batch_blocks * n], vec![0i8; batch_blocks * n])
+    } else {
+        (Vec::new(), Vec::new())
+    };
     for first in (0..db.block_count()).step_by(batch_blocks) {
         let last = (first + batch_blocks).min(db.block_count());
         let rows = ((last * n) as u64).min(db.len()) as usize - first * n;
-        batch.clear();
-        batch.reserve(rows);
-        batch.spare_capacity_mut()[..rows]
+        keys[..rows]
             .par_chunks_mut(n)
             .enumerate()
-            .try_for_each(|(i, out)| block_entries(db, first + i, out))?;
-        // SAFETY: each chunk is one block's rows, all written.
-        unsafe { batch.set_len(rows) };
-        for e in &batch {
-            writers[(e.key() >> shift) as usize]
-                .write_all(bytemuck::bytes_of(e))
+            .try_for_each(|(i, out)| block_keys(db, first + i, out))?;
+        if labels {
+            scores[..rows]
+                .par_chunks_mut(n)
+                .zip(results[..rows].par_chunks_mut(n))
+                .enumerate()
+                .try_for_each(|(i, (s, r))| block_labels(db, first + i, s, r))?;
+        }
+        for (i, &key) in keys[..rows].iter().enumerate() {
+            let row = (first * n + i) as u64;
+            let (score, result) = if labels {
+                (scores[i], results[i])
+            } else {
+                (NO_SCORE, NO_RESULT)
+            };
+            writers[(key >> shift) as usize]
+                .write_all(bytemuck::bytes_of(&E::new(key, row, score, result)))
                 .map_err(io)?;
         }
         progress(Event::Read(rows as u64));
@@ -599,11 +734,11 @@ fn group_on_disk<E: Entry>(
     for writer in writers {
         writer.into_inner().map_err(|e| io(e.into_error()))?;
     }
-    drop(batch);
+    drop((keys, scores, results));
     let means = files
         .into_par_iter()
         .map(|(file, pending)| {
-            let mut groups = Groups::default();
+            let mut groups = Groups::new(options.keep);
             groups.reset(0);
             let mut reader = BufReader::with_capacity(buffer, file.reopen().map_err(io)?);
             let mut chunk = vec![E::zeroed(); (buffer / size_of::<E>()).max(1)];
@@ -614,17 +749,16 @@ fn group_on_disk<E: Entry>(
                     .read_exact(bytemuck::cast_slice_mut(&mut chunk[..take]))
                     .map_err(io)?;
                 for e in &chunk[..take] {
-                    groups.add(e);
+                    groups.add(e.seen());
                 }
                 left -= take;
             }
             drop((file, pending));
+            let mut means = Vec::new();
+            groups.finish(marks, &mut means);
             if options.keep != Keep::Mean {
-                groups.finish(options.keep, marks, &mut Vec::new());
                 return Ok(None);
             }
-            let mut means = Vec::new();
-            groups.finish(options.keep, marks, &mut means);
             drop(groups);
             means.sort_unstable_by_key(|m| m.row);
             let (file, pending) = temp_beside(output, ".means")?;
@@ -995,9 +1129,9 @@ mod tests {
                 )
             })
             .collect();
-        let mut group = Group::new(&entries[0]);
+        let mut group = Group::new(entries[0].seen());
         for e in &entries[1..] {
-            group.add(e);
+            group.add(e.seen());
         }
         group
     }
@@ -1028,21 +1162,38 @@ mod tests {
 
     #[test]
     fn the_table_groups_keys_through_growth_and_collisions() {
-        let mut groups = Groups::default();
-        groups.reset(0);
-        // Keys equal in their low bits collide in every table size.
+        // Keys equal in their low bits collide in every table size; key i % 300 at row i.
         let keys: Vec<u64> = (0..1000u64).map(|i| (i % 300) << 40).collect();
-        for (row, &key) in keys.iter().enumerate() {
-            groups.add(&KeyRow {
-                key,
-                row: row as u64,
-            });
-        }
-        assert_eq!(groups.groups.len(), 300);
-        for (i, g) in groups.groups.iter().enumerate() {
-            assert_eq!(g.first, i as u64);
-            assert_eq!(g.last, 900 + i as u64 - if i >= 100 { 300 } else { 0 });
-            assert_eq!(g.count, if i < 100 { 4 } else { 3 });
+        let last = |i: u64| if i < 100 { 900 + i } else { 600 + i };
+        for keep in [Keep::First, Keep::Last, Keep::Mean] {
+            let mut groups = Groups::new(keep);
+            groups.reset(0);
+            for (row, &key) in keys.iter().enumerate() {
+                groups.add(KeyRowLabels::new(key, row as u64, row as i32, 0).seen());
+            }
+            let marks = Marks((0..16).map(|_| AtomicU64::new(0)).collect());
+            let mut means = Vec::new();
+            groups.finish(&marks, &mut means);
+            let marked: Vec<u64> = (0..1000)
+                .filter(|&r| marks.0[r as usize / 64].load(Ordering::Relaxed) >> (r % 64) & 1 != 0)
+                .collect();
+            let expected: Vec<u64> = match keep {
+                Keep::First | Keep::Mean => (0..300).collect(),
+                Keep::Last => {
+                    let mut rows: Vec<u64> = (0..300).map(last).collect();
+                    rows.sort();
+                    rows
+                }
+            };
+            assert_eq!(marked, expected, "{keep:?}");
+            if keep == Keep::Mean {
+                assert_eq!(means.len(), 300);
+                for m in &means {
+                    let rows: Vec<i64> = (m.row as i64..1000).step_by(300).collect();
+                    let mean = rows.iter().sum::<i64>() as f64 / rows.len() as f64;
+                    assert_eq!(m.score, mean.round() as i32, "row {}", m.row);
+                }
+            }
         }
     }
 }
