@@ -135,7 +135,7 @@ fn the_partition_pass_on_disk_writes_what_the_pass_in_memory_writes() {
             "--keep",
             keep,
             "--memory",
-            "16K",
+            "48K",
             "--threads",
             "2",
         ]);
@@ -257,7 +257,7 @@ fn a_missing_or_corrupt_input_is_an_error_naming_it_and_writes_nothing() {
     bytes[128 + 2 * block_bytes + 100] ^= 0x10;
     let corrupt = dir.path().join("corrupt.psdb");
     std::fs::write(&corrupt, &bytes).expect("write");
-    for memory in ["1G", "16K"] {
+    for memory in ["1G", "48K"] {
         let error = fails(&["dedup", s(&corrupt), "-o", s(&out), "--memory", memory]);
         assert!(
             error.contains("corrupt.psdb") && error.contains("block 2: checksum mismatch"),
@@ -282,4 +282,10 @@ fn a_missing_or_corrupt_input_is_an_error_naming_it_and_writes_nothing() {
     );
     let error = fails(&["dedup", s(&db), "-o", s(&out), "--memory", "12X"]);
     assert!(error.contains("12X"), "{error}");
+    let error = fails(&["dedup", s(&db), "-o", s(&out), "--memory", "1K"]);
+    assert!(
+        error.contains("lichess.psdb") && error.contains("too small") && error.contains("--memory"),
+        "{error}"
+    );
+    assert!(!out.exists());
 }

@@ -86,8 +86,8 @@ impl Deduped {
 const BYTES_PER_DISTINCT: u64 = 192;
 /// Rows of a bucket in memory: its table (slots and groups) stays in a core's L2.
 const BUCKET_ROWS: usize = 8192;
-/// More partition files than this and the budget is too small to be worth running.
-const MAX_PARTITIONS: u64 = 1 << 16;
+/// Partition files open at once at most: within the common limit of 1,024 open files.
+const MAX_PARTITIONS: u64 = 512;
 
 /// Writes the rows of `db` with one row per position to `output` (whole or not at all),
 /// in DB order, with `db`'s label columns and block size. Runs on the current rayon pool.
@@ -657,8 +657,10 @@ fn partitions_for(db: &Database, rows: u64, memory: u64) -> Result<usize, DbErro
         return Err(DbError::Invalid {
             path: db.path().to_path_buf(),
             what: format!(
-                "a memory budget of {memory} bytes is too small for {rows} positions \
-                 ({needed} partition files); give more (--memory)"
+                "a memory budget of {memory} bytes is too small for {rows} positions: the \
+                 partition pass needs at least {} bytes (--memory)",
+                rows.saturating_mul(BYTES_PER_DISTINCT * threads)
+                    .div_ceil(MAX_PARTITIONS)
             ),
         });
     }
