@@ -19,13 +19,13 @@ use crate::db::layout::{NO_RESULT, NO_SCORE};
 use crate::db::{Database, DbError};
 use crate::io::durable::Pending;
 
-/// Partition files for `rows` rows under `memory` bytes: a power of two, enough that each
 /// Bytes a distinct key may take in a partition's table on disk (slot and group, with the
 /// slack of growing them by doubling).
 const BYTES_PER_DISTINCT: u64 = 192;
 /// Partition files open at once at most: within the common limit of 1,024 open files.
 const MAX_PARTITIONS: u64 = 512;
 
+/// Partition files for `rows` rows under `memory` bytes: a power of two, enough that each
 /// worker's partition table fits its share.
 pub(super) fn partitions_for(db: &Database, rows: u64, memory: u64) -> Result<usize, DbError> {
     let threads = rayon::current_num_threads() as u64;
