@@ -33,6 +33,7 @@ fn main() -> ExitCode {
                 | Command::Tune(_)
                 | Command::Split(_)
                 | Command::Merge(_)
+                | Command::Dedup(_)
                 | Command::Datagen(_)
         )
     );
@@ -52,6 +53,7 @@ fn main() -> ExitCode {
         Some(Command::Report(args)) => cli::report::run(args, global),
         Some(Command::Split(args)) => cli::split::run(args, global),
         Some(Command::Merge(args)) => cli::merge::run(args, global),
+        Some(Command::Dedup(args)) => cli::dedup::run(args, global),
         Some(Command::Perft(args)) => cli::perft::run(args),
         Some(Command::Bench(args)) => cli::bench::run(args),
         Some(Command::Datagen(args)) => cli::datagen::run(args),

@@ -129,7 +129,7 @@ fn every_writing_command_ends_cleanly_on_sigint_and_sigterm() {
         .unwrap();
     assert!(status.success());
 
-    let cases: [(&str, &[&str], &str, Option<Duration>); 8] = [
+    let cases: [(&str, &[&str], &str, Option<Duration>); 9] = [
         (
             "import",
             &["import", "big.epd", "-o", "out.psdb"],
@@ -193,6 +193,13 @@ fn every_writing_command_ends_cleanly_on_sigint_and_sigterm() {
             "merge",
             &["merge", "big.psdb", "big.psdb", "-o", "merged.psdb"],
             "merged.psdb",
+            None,
+        ),
+        (
+            // The partition pass: partition files, then the output's temporary file.
+            "dedup",
+            &["dedup", "big.psdb", "-o", "unique.psdb", "--memory", "4M"],
+            "unique.psdb",
             None,
         ),
     ];

@@ -4,6 +4,7 @@
 
 pub mod bench;
 pub mod datagen;
+pub mod dedup;
 pub mod eval;
 pub mod export;
 pub mod features;
@@ -89,6 +90,14 @@ pub enum Command {
     /// Concatenate DBs into one (the counterpart of split), renumbering game ids so that
     /// they stay unique
     Merge(merge::Args),
+    /// Remove duplicate positions: one row per position (board, side to move, castling
+    /// rights, en-passant square as stored), the first, the last or the mean of its rows
+    ///
+    /// Two rows are the same position when their 64-bit Zobrist keys are equal (among 100
+    /// million distinct positions, the chance that any two share a key is about 3 in
+    /// 10,000). The output keeps DB order and the input's label columns and block size.
+    /// Prints the rows in, the unique positions and the duplicates removed.
+    Dedup(dedup::Args),
     /// Count the leaf nodes of the legal move tree (move generator test), or run a suite
     Perft(perft::Args),
     /// Play through the UCI protocol on standard input and output (what no arguments do)

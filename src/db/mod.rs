@@ -3,6 +3,7 @@
 
 pub mod binpack;
 mod check;
+pub mod dedup;
 mod layout;
 pub mod merge;
 pub mod split;
@@ -291,6 +292,21 @@ impl Database {
             self.check_block_crc(index, bytes)?;
         }
         self.parse_and_check(index, bytes)
+    }
+
+    /// The columns of block `index` without its checks, for a pass that has checked every
+    /// block already (through [`Database::block`]) and reads them again: the map does not
+    /// change under us (see [`Database::open_with`]).
+    pub(crate) fn block_checked_before(&self, index: usize) -> Result<Block<'_>, DbError> {
+        let n = self.block_size();
+        let len = (self.header.count.saturating_sub((index * n) as u64)).min(n as u64) as usize;
+        self.payload()
+            .get(index * self.header.block_bytes as usize..)
+            .and_then(|bytes| Block::parse(bytes, &self.header.layout(), n, len))
+            .ok_or_else(|| DbError::Invalid {
+                path: self.path.clone(),
+                what: format!("block {index}: a column is out of bounds or misaligned"),
+            })
     }
 
     /// The record at `index`, validated.

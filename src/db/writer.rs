@@ -352,6 +352,86 @@ impl DbWriter {
     }
 }
 
+/// A DB written block by block in any order, by several threads at once: every block but
+/// the last full, each placed at its offset, so that workers fill the output in place (no
+/// serial writer). Written whole or not at all, as [`DbWriter`] writes.
+pub(crate) struct BlockFile {
+    path: PathBuf,
+    temp: Staged,
+    file: File,
+    header: Header,
+    crc_at: usize,
+    _lock: Option<File>,
+}
+
+impl BlockFile {
+    /// Starts a DB of `count` rows at `path` (format [`super::FORMAT_VERSION`]), locking a
+    /// DB already there as [`DbWriter::create`] does.
+    pub(crate) fn create(
+        path: &Path,
+        block_size: u32,
+        columns: Columns,
+        count: u64,
+    ) -> Result<BlockFile, DbError> {
+        let lock = lock_existing(path)?;
+        let io = |e| DbError::io(path, e);
+        let (temp, pending) =
+            crate::io::durable::temp_file_for(path, ".psdb-", ".tmp").map_err(io)?;
+        let file = temp.reopen().map_err(io)?;
+        let header = Header::new(count, block_size, columns, 0, super::layout::new_file_id());
+        file.set_len(header.file_size()).map_err(io)?;
+        Ok(BlockFile {
+            path: path.to_path_buf(),
+            temp: Staged {
+                file: temp,
+                pending,
+            },
+            file,
+            crc_at: header
+                .layout()
+                .crc
+                .expect("pawnstorm writes blocks with a CRC"),
+            header,
+            _lock: lock,
+        })
+    }
+
+    pub(crate) fn layout(&self) -> Layout {
+        self.header.layout()
+    }
+
+    /// Puts block `index` (`block`: its bytes in [`BlockFile::layout`], trailer zero)
+    /// in place with its CRC, and returns the CRC.
+    pub(crate) fn write_block(&self, index: u64, block: &mut [u8]) -> Result<u32, DbError> {
+        let at = self.crc_at;
+        let crc = block_crc(Some(self.header.file_id), index, &block[..at]);
+        block[at..at + 4].copy_from_slice(&crc.to_le_bytes());
+        let offset = HEADER_SIZE as u64 + index * self.header.block_bytes;
+        crate::io::table::write_all_at(&self.file, block, offset)
+            .map_err(|e| DbError::io(&self.path, e))?;
+        Ok(crc)
+    }
+
+    /// Writes the header (`payload_crc`: of the blocks' CRCs in order), syncs, and renames
+    /// the file into place.
+    pub(crate) fn finish(self, payload_crc: u32) -> Result<u64, DbError> {
+        let io = |e| DbError::io(&self.path, e);
+        let header = Header {
+            payload_crc,
+            ..self.header
+        };
+        crate::io::table::write_all_at(&self.file, &header.encode(), 0).map_err(io)?;
+        self.file.sync_all().map_err(io)?;
+        let path = self.path.clone();
+        let Staged { file, pending } = self.temp;
+        pending
+            .commit(|| file.persist(&path))
+            .map_err(|e| DbError::io(&path, e.error))?;
+        crate::io::durable::sync_parent_dir(&path).map_err(|e| DbError::io(&path, e))?;
+        Ok(header.count)
+    }
+}
+
 fn lock_existing(path: &Path) -> Result<Option<File>, DbError> {
     crate::io::durable::lock_existing(path).map_err(|e| DbError::io(path, e))
 }

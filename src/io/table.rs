@@ -294,7 +294,7 @@ pub fn fill_records<S: TableSource>(
 
 /// Writes `bytes` at `offset` (a positioned write: workers write their pieces at once,
 /// each to its own place, with no shared file position).
-fn write_all_at(file: &File, bytes: &[u8], offset: u64) -> std::io::Result<()> {
+pub(crate) fn write_all_at(file: &File, bytes: &[u8], offset: u64) -> std::io::Result<()> {
     #[cfg(unix)]
     {
         std::os::unix::fs::FileExt::write_all_at(file, bytes, offset)

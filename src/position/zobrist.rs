@@ -81,6 +81,39 @@ pub(crate) fn full_key(position: &Position) -> u64 {
     key
 }
 
+/// The key of a DB row from its raw columns: [`full_key`]'s numbers, but the en-passant
+/// square as the row stores it (`en_passant` 0xff for none), capturable or not, and the
+/// castling rights as their stored bits (a right is its nibble's bit 3). Equal to
+/// [`Position::zobrist`] whenever a stored square is capturable, which is how PGN import and
+/// self-play store it; a FEN's uncapturable square makes a different key, as the stored
+/// rows differ. Board by board rather than piece by piece, so that it needs no [`Position`].
+#[inline]
+pub fn row_key(pieces: [u64; 6], colors: [u64; 2], side: u8, castling: u16, en_passant: u8) -> u64 {
+    let mut key = 0;
+    for (c, &color) in colors.iter().enumerate() {
+        for (k, &kind) in pieces.iter().enumerate() {
+            let base = (c * 6 + k) * 64;
+            let mut bb = kind & color;
+            while bb != 0 {
+                key ^= KEYS[base + bb.trailing_zeros() as usize];
+                bb &= bb - 1;
+            }
+        }
+    }
+    for i in 0..CASTLING_KEYS {
+        if castling >> (i * 4) & 8 != 0 {
+            key ^= KEYS[PIECE_KEYS + i];
+        }
+    }
+    if en_passant != 0xff {
+        key ^= en_passant_key(en_passant & 7);
+    }
+    if side != 0 {
+        key ^= BLACK_TO_MOVE_KEY;
+    }
+    key
+}
+
 pub(crate) fn pawn_key(position: &Position) -> u64 {
     pieces_key(position, &[PieceType::Pawn])
 }
@@ -100,6 +133,30 @@ impl Position {
 #[cfg(test)]
 mod tests {
     use std::collections::HashSet;
+
+    use crate::position::board::Position;
+    use crate::position::fen::parse_fen;
+
+    #[test]
+    fn row_key_is_the_position_key_when_en_passant_is_capturable() {
+        for fen in [
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+            "r3k2r/8/8/8/8/8/8/R3K2R b Kq - 3 20",
+            "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3",
+            "4k3/8/8/8/3Pp3/8/8/4K3 b - d3 0 1",
+        ] {
+            let position: Position = parse_fen(fen).expect("valid FEN");
+            let parts = position.parts();
+            let key = super::row_key(
+                parts.pieces.map(|b| b.0),
+                parts.colors.map(|b| b.0),
+                parts.side_to_move.index() as u8,
+                parts.castling.bits(),
+                parts.en_passant.map_or(0xff, |sq| sq.index()),
+            );
+            assert_eq!(key, position.zobrist(), "{fen}");
+        }
+    }
 
     #[test]
     fn keys_are_distinct_and_nonzero() {
