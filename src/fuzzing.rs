@@ -79,7 +79,12 @@ pub fn import_bytes(format: Format, data: &[u8]) {
         Box::new(Cursor::new(data.to_vec())),
         Arc::new(AtomicU64::new(0)),
         format,
-        &ImportOptions::default(),
+        // One thread: the same cutting and replay as with more, without starting a pool
+        // of threads for every input.
+        &ImportOptions {
+            threads: Some(1),
+            ..ImportOptions::default()
+        },
         &mut next_game_id,
         &mut handlers,
     );

@@ -179,7 +179,7 @@ fn a_game_whose_comment_is_never_closed_is_rejected_and_the_others_kept() {
         let db = temp(&dir, &format!("{name}.psdb"));
         let (_, stderr) = ok(&["import", s(&input), "-o", s(&db)]);
         assert!(
-            stderr.contains(&format!("{name}:6: unterminated comment")),
+            stderr.contains(&format!("{name}:6: at line 9: unterminated comment")),
             "{stderr}"
         );
         assert!(
