@@ -13,8 +13,8 @@
 //! operations are.
 //!
 //! A row that is not a position (no FEN, a FEN that does not parse) or whose label is out
-//! of its column's range is rejected with its row number (counted from 1, in the place of
-//! a line number) and the reason; a file without a FEN column, or with a label column of a
+//! of its column's range is rejected with its row number in the place of a line number
+//! (counted from 0, as pyarrow, polars and DuckDB number rows) and the reason; a file without a FEN column, or with a label column of a
 //! type that holds no such label, is refused whole.
 
 use parquet::basic::{ConvertedType, LogicalType, Type as PhysicalType};
@@ -501,8 +501,8 @@ fn import_batch(
                 counts.rejected += 1;
                 let rejection = Rejection {
                     file: name.to_string(),
-                    line: start + row as u64 + 1,
-                    reason: format!("row {}: {reason}", start + row as u64 + 1),
+                    line: start + row as u64,
+                    reason: format!("row {}: {reason}", start + row as u64),
                     text,
                 };
                 if (handlers.reject)(&rejection) == super::AfterRejection::Stop {
