@@ -164,6 +164,12 @@ fn an_export_imports_back_to_the_same_positions_and_labels() {
         "256",
     ]);
     assert_eq!(psdb_contents(&back), psdb_contents(&db));
+    // `.pq`, the export's other name for Parquet, is told by its name.
+    let short = dir.path().join("positions.pq");
+    std::fs::copy(&parquet, &short).unwrap();
+    let back = dir.path().join("short.psdb");
+    ok(&["import", s(&short), "-o", s(&back), "--block-size", "256"]);
+    assert_eq!(psdb_contents(&back), psdb_contents(&db));
     let piped = dir.path().join("piped.psdb");
     let output = Command::cargo_bin("pawnstorm")
         .unwrap()

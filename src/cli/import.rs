@@ -58,7 +58,7 @@ pub struct Args {
 #[derive(Clone, Copy, ValueEnum)]
 enum FormatArg {
     /// From the extension (a compression suffix looked through): .pgn is PGN, .jsonl and
-    /// .ndjson lichess evaluations, .binpack Stockfish's training data, .parquet Parquet,
+    /// .ndjson lichess evaluations, .binpack Stockfish's training data, .parquet and .pq Parquet,
     /// anything else one position a line
     Auto,
     /// EPD/FEN, one position a line

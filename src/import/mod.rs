@@ -54,8 +54,9 @@ impl Source {
 
     /// The input's format, from its extension (a compression suffix `.gz`, `.zst`,
     /// `.zstd` or `.bz2` looked through): `.pgn` is PGN, `.jsonl` and `.ndjson` lichess
-    /// evaluation lines, `.binpack` Stockfish's training data, `.parquet` Parquet,
-    /// everything else (`.epd`, `.fen`, `.txt`, standard input) one record a line.
+    /// evaluation lines, `.binpack` Stockfish's training data, `.parquet` and `.pq` Parquet
+    /// (as `export` names them), everything else (`.epd`, `.fen`, `.txt`, standard input)
+    /// one record a line.
     pub fn format(&self) -> Format {
         let Source::File(path) = self else {
             return Format::Lines;
@@ -74,7 +75,7 @@ impl Source {
             Format::Binpack
         } else if name.ends_with(".jsonl") || name.ends_with(".ndjson") {
             Format::Jsonl
-        } else if name.ends_with(".parquet") {
+        } else if name.ends_with(".parquet") || name.ends_with(".pq") {
             Format::Parquet
         } else {
             Format::Lines
