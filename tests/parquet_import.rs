@@ -9,6 +9,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
 
 use assert_cmd::prelude::*;
 use parquet::data_type::{ByteArray, ByteArrayType, DoubleType, Int32Type, Int64Type};
@@ -17,6 +18,7 @@ use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::parser::parse_message_type;
 
 use common::{fixture, psdb_contents};
+use pawnstorm::import::{self, AfterRejection, Format, Handlers, ImportError, ImportOptions};
 
 fn pawnstorm(args: &[&str]) -> Output {
     Command::cargo_bin("pawnstorm")
@@ -358,4 +360,82 @@ fn bad_rows_are_rejected_with_their_row_number_and_the_rest_kept() {
     let error = fails(&["import", s(&path), "-o", s(&strict), "--strict"]);
     assert!(error.contains(&format!("{name}:1: row 1:")), "{error}");
     assert!(!strict.exists(), "nothing written");
+}
+
+/// Damaged files (bytes changed, the end cut off) are refused with the file's name or
+/// imported with their bad rows rejected; never a panic. The parquet crate panics on some
+/// damage (found by changing bytes: a dictionary page whose lengths run past its end),
+/// which the import turns into an error: the trials below meet such damage, and the
+/// binary's exit status on one is checked too.
+#[test]
+fn damaged_files_give_an_error_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("games.psdb");
+    ok(&["import", &fixture("pgn/famous-games.pgn"), "-o", s(&db)]);
+    let parquet = dir.path().join("games.parquet");
+    ok(&[
+        "export",
+        s(&db),
+        "--range",
+        "0..3000",
+        "--compression",
+        "none",
+        "-o",
+        s(&parquet),
+    ]);
+    let bytes = std::fs::read(&parquet).unwrap();
+    let mut rng = common::Rng(0x5eed);
+    let (mut read, mut refused, mut panicked) = (0, 0, None);
+    for trial in 0..1000 {
+        let mut copy = bytes.clone();
+        for _ in 0..[1, 2, 8, 50][trial % 4] {
+            let at = rng.below(copy.len());
+            copy[at] = rng.next() as u8;
+        }
+        if trial % 3 == 0 {
+            copy.truncate(rng.below(copy.len()));
+        }
+        let outcome = import::import_reader(
+            "damaged.parquet".to_string(),
+            Box::new(std::io::Cursor::new(copy.clone())),
+            Arc::new(AtomicU64::new(0)),
+            Format::Parquet,
+            &ImportOptions::default(),
+            &mut 0,
+            &mut Handlers {
+                record: &mut |_| Ok(()),
+                reject: &mut |_| AfterRejection::Continue,
+                progress: &mut |_| {},
+            },
+        );
+        match outcome {
+            Ok(_) => read += 1,
+            Err(ImportError::Invalid { file, reason }) => {
+                assert_eq!(file, "damaged.parquet");
+                assert!(
+                    reason.starts_with("not a readable Parquet file"),
+                    "{reason}"
+                );
+                refused += 1;
+                if reason.contains("damaged (") && panicked.is_none() {
+                    panicked = Some(copy);
+                }
+            }
+            Err(other) => panic!("trial {trial}: {other}"),
+        }
+    }
+    assert!(
+        refused > 100 && read > 100,
+        "{refused} refused, {read} read"
+    );
+    let copy = panicked.expect("some damage makes the parquet crate panic");
+    let damaged = dir.path().join("damaged.parquet");
+    std::fs::write(&damaged, copy).unwrap();
+    let out = dir.path().join("out.psdb");
+    let error = fails(&["import", s(&damaged), "-o", s(&out)]);
+    assert!(
+        error.contains(s(&damaged)) && error.contains("damaged (") && !error.contains("panicked"),
+        "{error}"
+    );
+    assert!(!out.exists());
 }

@@ -399,7 +399,16 @@ pub(super) fn import_parquet<R: ChunkReader + 'static>(
         file: name.to_string(),
         reason: format!("not a readable Parquet file: {error}"),
     };
-    let file = SerializedFileReader::new(reader).map_err(bad_file)?;
+    // The parquet crate panics on some damage (an index past a page's end): such a file
+    // is refused as one that fails to decode, without the panic's report.
+    super::binpack::install_quiet_panic_hook();
+    let damaged = |panic: String| ImportError::Invalid {
+        file: name.to_string(),
+        reason: format!("not a readable Parquet file: damaged ({panic})"),
+    };
+    let file = super::binpack::quietly(|| SerializedFileReader::new(reader))
+        .map_err(damaged)?
+        .map_err(bad_file)?;
     let metadata = file.metadata();
     let schema = metadata.file_metadata().schema_descr();
     let wanted = wanted_columns(name, schema)?;
@@ -416,12 +425,16 @@ pub(super) fn import_parquet<R: ChunkReader + 'static>(
                 group_meta.num_rows()
             ),
         })?;
-        let row_group = file.get_row_group(group).map_err(bad_file)?;
+        let opened = super::binpack::quietly(|| {
+            let row_group = file.get_row_group(group)?;
+            wanted
+                .iter()
+                .map(|column| row_group.get_column_reader(column.index))
+                .collect::<parquet::errors::Result<Vec<_>>>()
+        });
+        let opened = opened.map_err(damaged)?.map_err(bad_file)?;
         let mut readers = Vec::with_capacity(wanted.len());
-        for column in &wanted {
-            let reader = row_group
-                .get_column_reader(column.index)
-                .map_err(bad_file)?;
+        for (reader, column) in opened.into_iter().zip(&wanted) {
             readers.push(
                 Reader::open(reader, column.kind).expect("column kinds come from the schema"),
             );
@@ -432,12 +445,20 @@ pub(super) fn import_parquet<R: ChunkReader + 'static>(
             let mut columns = Vec::with_capacity(wanted.len());
             for (reader, column) in readers.iter_mut().zip(&wanted) {
                 let max_def = schema.column(column.index).max_def_level();
-                let values = reader.read(batch, max_def).map_err(|error| {
-                    bad_file(parquet::errors::ParquetError::General(format!(
-                        "row group {group}, column {}: {error}",
+                let place = || {
+                    format!(
+                        "row group {group}, column {}",
                         schema.column(column.index).name()
-                    )))
-                })?;
+                    )
+                };
+                let values = super::binpack::quietly(|| reader.read(batch, max_def))
+                    .map_err(|panic| damaged(format!("{}: {panic}", place())))?
+                    .map_err(|error| {
+                        bad_file(parquet::errors::ParquetError::General(format!(
+                            "{}: {error}",
+                            place()
+                        )))
+                    })?;
                 columns.push(values);
             }
             let start = first_row + done as u64;
