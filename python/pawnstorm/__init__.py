@@ -28,6 +28,9 @@ __all__ = [
     "Database",
     "Loader",
     "PawnstormError",
+    "evaluate_boards",
+    "evaluate_fens",
+    "from_arrow",
     "import_files",
     "simd_path",
     "BITBOARDS",
@@ -245,6 +248,32 @@ class Database:
             out[name] = values
         return out
 
+    def to_arrow(self, threads: int | None = None):
+        """Every position as a ``pyarrow.Table`` with the columns of ``pawnstorm export
+        --format parquet`` (names, types, nulls and order: ``pq.read_table`` of an export
+        of this DB gives an equal table): ``index``, the twelve piece bitboards
+        ``white_pawns`` .. ``black_kings``, ``side_to_move``, ``castling``, ``en_passant``,
+        ``halfmove_clock``, ``fullmove_number``, ``fen``, then the labels the DB has
+        (unknown values are nulls).
+
+        The columns are built by Rust on ``threads`` workers (default one per core) with
+        the GIL released, every block's checksum and positions checked as ``evaluate``
+        checks them; pyarrow takes the Rust buffers as they are (no copy). Polars:
+        ``polars.from_arrow(db.to_arrow())``; DuckDB queries the table by name.
+        """
+        import pyarrow as pa
+
+        fields, arrays = [], []
+        for name, kind, nullable, nulls, values, validity, offsets in self._native.arrow_columns(threads):
+            arrow_type = getattr(pa, kind)()
+            wrap = [None if validity is None else pa.py_buffer(validity)]
+            if offsets is not None:
+                wrap.append(pa.py_buffer(offsets))
+            wrap.append(pa.py_buffer(values))
+            arrays.append(pa.Array.from_buffers(arrow_type, len(self), wrap, null_count=nulls))
+            fields.append(pa.field(name, arrow_type, nullable=nullable))
+        return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
     def verify(self) -> None:
         """Checks every block's checksum and positions and the header's checksum of them
         (reads the whole file, GIL released). Raises ``PawnstormError`` naming the damage."""
@@ -357,7 +386,7 @@ def import_files(
     skip_plies: int = 0,
     every: int = 1,
     block_size: int = 4096,
-    format: Literal["auto", "lines", "pgn", "jsonl"] = "auto",
+    format: Literal["auto", "lines", "pgn", "jsonl", "binpack", "parquet"] = "auto",
     require_eval: bool = False,
     min_elo: int | None = None,
     min_base_seconds: int | None = None,
@@ -370,18 +399,20 @@ def import_files(
     threads: int | None = None,
 ) -> dict:
     """Imports EPD/FEN lines, PGN games and lichess evaluation JSONL (plain, gzip, zstd or
-    bzip2) into the DB ``output``, as ``pawnstorm import`` does (same options), with the GIL
+    bzip2), Stockfish binpack and Parquet (a ``fen`` column, labels by the export's column
+    names) into the DB ``output``, as ``pawnstorm import`` does (same options), with the GIL
     released. The lichess filters: ``max_elo``, ``speed`` (classes such as ``"blitz"`` or a
     list of them), ``date`` (``"2024.01.01..2024.01.31"``, inclusive), ``termination``
-    (``"Normal"``, ``"Time forfeit"``, ... or a list), ``rated_only``; ``threads`` for PGN
-    and JSONL (default: one per core).
+    (``"Normal"``, ``"Time forfeit"``, ... or a list), ``rated_only``; ``threads`` for PGN,
+    EPD and JSONL (default: one per core).
 
     Returns a dict: ``positions`` and ``games`` imported, ``rejected`` records, ``dropped``
     (games left out by each filter: ``min_elo``, ``max_elo``, ``min_base_seconds``, ``speed``,
     ``date``, ``termination``, ``rated_only``, ``require_eval``), ``total``
-    positions in the DB, ``appended_to`` (positions already there with ``append``), and
+    positions in the DB, ``appended_to`` (positions already there with ``append``),
     ``rejections``, the messages of the first ``max_messages`` rejected records (file, line,
-    reason, text). Raises ``PawnstormError`` with the CLI's message on failure (with
+    reason, text), and ``rejected_records``, the same as ``(file, line, reason, text)``
+    tuples (for Parquet, ``line`` is the row, counted from 0). Raises ``PawnstormError`` with the CLI's message on failure (with
     ``strict``, at the first bad record: nothing is written), ``FileNotFoundError`` for a
     missing input.
     """
@@ -405,6 +436,253 @@ def import_files(
         rated_only,
         threads,
     )
+
+
+def _check_pov(pov: str) -> None:
+    if pov not in ("white", "stm"):
+        raise ValueError(f"pov must be 'white' or 'stm', not {pov!r}")
+
+
+def _is_arrow(value) -> bool:
+    """Whether ``value`` is a pyarrow array (checked without importing pyarrow)."""
+    return type(value).__module__.split(".")[0] == "pyarrow"
+
+
+def evaluate_fens(
+    fens,
+    threads: int | None = None,
+    *,
+    pov: Literal["white", "stm"] = "white",
+    errors: Literal["raise", "sentinel"] = "raise",
+    weights: PathLike | None = None,
+    scalar: bool = False,
+) -> np.ndarray:
+    """Evaluates positions given as FEN text: an int32 array, one score a FEN, equal to
+    what ``pawnstorm eval`` gives the same positions (centipawns, White's view, or the side
+    to move's with ``pov="stm"``).
+
+    ``fens``: a sequence of ``str`` (a list, a tuple, a numpy array of strings, a pandas
+    Series), or a pyarrow string array (``string``, ``large_string``, ``string_view``;
+    chunked or not), whose buffers are read in place. Six-field FENs, or four (clocks
+    ``0 1``); surrounding spaces are ignored. Parsing and evaluation run on ``threads``
+    Rust threads (default one per core) with the GIL released; ``weights``, ``scalar`` as
+    ``Database.evaluate``.
+
+    A FEN that does not parse (or a None/null): with ``errors="raise"`` (the default),
+    ``ValueError`` naming the first such row, its index, text and the reason; with
+    ``errors="sentinel"``, its score is ``NO_SCORE`` (-2**31, no real score) and the rest
+    are scored: ``np.flatnonzero(scores == pawnstorm.NO_SCORE)`` lists the rejected rows.
+    """
+    _check_pov(pov)
+    if errors not in ("raise", "sentinel"):
+        raise ValueError(f"errors must be 'raise' or 'sentinel', not {errors!r}")
+    weights_path = None if weights is None else os.fspath(weights)
+    if _is_arrow(fens):
+        import pyarrow as pa
+
+        chunks = fens.chunks if isinstance(fens, pa.ChunkedArray) else [fens]
+        out = np.empty(sum(len(c) for c in chunks), dtype=np.int32)
+        bad = []
+        start = 0
+        for chunk in chunks:
+            if pa.types.is_string_view(chunk.type) or pa.types.is_dictionary(chunk.type):
+                chunk = chunk.cast(pa.large_string())
+            if pa.types.is_string(chunk.type):
+                width = 4
+            elif pa.types.is_large_string(chunk.type):
+                width = 8
+            else:
+                raise TypeError(f"fens is a pyarrow array of {chunk.type}, not of strings")
+            validity, offsets, data = chunk.buffers()
+            if data is None:
+                data = pa.py_buffer(b"")
+            # pyarrow lends its buffers as signed bytes; read as unsigned, still in place.
+            def raw(buffer):
+                return None if buffer is None else memoryview(buffer).cast("B")
+
+            rows = _native.evaluate_fens_into(
+                None,
+                (raw(offsets), raw(data), raw(validity), chunk.offset, len(chunk), width),
+                out[start : start + len(chunk)].view(np.uint8),
+                pov == "stm",
+                threads,
+                weights_path,
+                scalar,
+            )
+            bad.extend((start + i, reason, text) for i, reason, text in rows)
+            start += len(chunk)
+    else:
+        if isinstance(fens, str):
+            raise TypeError("fens is one str; pass a list of FENs")
+        items = fens if isinstance(fens, list) else list(fens)
+        out = np.empty(len(items), dtype=np.int32)
+        bad = _native.evaluate_fens_into(
+            items, None, out.view(np.uint8), pov == "stm", threads, weights_path, scalar
+        )
+    if bad and errors == "raise":
+        index, reason, text = bad[0]
+        more = f" (and {len(bad) - 1} more bad rows)" if len(bad) > 1 else ""
+        raise ValueError(f"fens[{index}] is not a FEN: {reason}: {text!r}{more}")
+    return out
+
+
+def evaluate_boards(
+    boards: np.ndarray,
+    side: np.ndarray,
+    castling: np.ndarray | None = None,
+    ep: np.ndarray | None = None,
+    *,
+    count: int | None = None,
+    threads: int | None = None,
+    pov: Literal["white", "stm"] = "white",
+    weights: PathLike | None = None,
+    scalar: bool = False,
+    out: np.ndarray | None = None,
+) -> np.ndarray:
+    """Evaluates positions held in numpy arrays in the DB's layout, read where they are (no
+    copy): int32 scores equal to ``pawnstorm eval``'s for the same positions.
+
+    ``boards``: uint64, shape ``(8, N)`` (the ``BITBOARDS``: pawns, knights, bishops,
+    rooks, queens, kings of both colours, then all white and all black pieces; bit 0 =
+    a1), or ``(blocks, 8, n)`` as ``Database.bitboards()`` gives it. ``side``: uint8, 0
+    White to move, 1 Black, shape ``(N,)`` or ``(blocks, n)``. ``castling`` (uint16, the
+    DB's encoding) and ``ep`` (uint8, square 0..63, ``NO_SQUARE`` for none), optional, of
+    ``side``'s shape: checked, not read (the evaluation does not depend on them). Rows
+    count in C order (block by block); ``count`` evaluates the first ``count`` of them
+    (``len(db)`` for a DB's views, whose last block is padded). Each position's rows must
+    be contiguous (the last axis); the other axes may have any stride.
+
+    Every row is checked as a DB block's rows are (one king a side, disjoint boards, ...):
+    a row that is no position raises ``ValueError`` naming its index. Runs on ``threads``
+    Rust threads (default one per core) with the GIL released; the arrays must not change
+    meanwhile. ``out``: an int32 array of ``count`` rows to write into (returned).
+    """
+    _check_pov(pov)
+    arrays = {"boards": (boards, np.uint64), "side": (side, np.uint8),
+              "castling": (castling, np.uint16), "ep": (ep, np.uint8)}
+    for name, (array, dtype) in arrays.items():
+        if array is None:
+            continue
+        if not isinstance(array, np.ndarray):
+            raise TypeError(f"{name} must be a numpy array, not {type(array).__name__}")
+        if array.dtype != np.dtype(dtype).newbyteorder("="):
+            raise TypeError(f"{name} must be {np.dtype(dtype).name} (native byte order), not {array.dtype}")
+    if boards.ndim not in (2, 3) or boards.shape[-2] != 8:
+        raise ValueError(f"boards must have shape (8, N) or (blocks, 8, n), not {boards.shape}")
+    rows_shape = boards.shape[:-2] + boards.shape[-1:]
+    for name in ("side", "castling", "ep"):
+        array = arrays[name][0]
+        if array is not None and array.shape != rows_shape:
+            raise ValueError(f"{name} has shape {array.shape}; boards {boards.shape} need {rows_shape}")
+    total = int(np.prod(rows_shape))
+    if count is None:
+        count = total
+    if not 0 <= count <= total:
+        raise ValueError(f"count {count} is not between 0 and the {total} positions given")
+    if out is None:
+        out = np.empty(count, dtype=np.int32)
+    elif not (isinstance(out, np.ndarray) and out.dtype == np.int32 and out.shape == (count,)):
+        raise ValueError(f"out must be an int32 array of shape ({count},)")
+    _native.evaluate_boards_into(
+        boards,
+        side,
+        castling,
+        ep,
+        count,
+        out.view(np.uint8),
+        pov == "stm",
+        threads,
+        None if weights is None else os.fspath(weights),
+        scalar,
+    )
+    return out
+
+
+def _arrow_table(data):
+    """``data`` as a ``pyarrow.Table``: a Table, a RecordBatch, or anything that exports an
+    Arrow stream (``__arrow_c_stream__``: polars and DuckDB results, ...)."""
+    import pyarrow as pa
+
+    if isinstance(data, pa.Table):
+        return data
+    if isinstance(data, pa.RecordBatch):
+        return pa.Table.from_batches([data])
+    if hasattr(data, "__arrow_c_stream__"):
+        return pa.table(data)
+    if hasattr(data, "to_arrow"):
+        return _arrow_table(data.to_arrow())
+    raise TypeError(f"from_arrow takes a pyarrow Table or RecordBatch (or an Arrow stream), not {type(data).__name__}")
+
+
+def from_arrow(
+    data,
+    path: PathLike | None = None,
+    *,
+    errors: Literal["raise", "skip"] = "raise",
+    block_size: int = 4096,
+) -> "Database":
+    """A ``Database`` of the positions of an Arrow table: a ``pyarrow.Table`` or
+    ``RecordBatch``, or anything with ``__arrow_c_stream__`` (a polars DataFrame, a DuckDB
+    result), with a column ``fen`` (any case) and, optionally, label columns named as
+    ``pawnstorm export --format parquet`` names them (``result`` as -1/0/1 or ``1-0``
+    text, ``score`` centipawns from White's side, ``game_id``, ``ply``, ``white_elo``,
+    ``black_elo``, ``base_seconds``, ``increment`` as integers, ``move`` as UCI text;
+    nulls are unknown labels). Other columns are not read. Row ``i`` of the table is
+    position ``i`` of the DB.
+
+    The FEN and label columns go through ``pawnstorm import``'s Parquet reader (written to
+    an uncompressed Parquet file in a temporary directory, then imported): the same
+    checks, the same messages. The DB is written at ``path`` (replaced whole, only once
+    complete), or, without ``path``, in a temporary directory removed when the
+    ``Database`` is collected (its numpy views keep the map readable).
+
+    A row that is no position (a bad FEN, a null, a label out of range): with
+    ``errors="raise"`` (the default), ``ValueError`` naming the first such row (counted
+    from 0), the reason and the text, and no DB is written; with ``errors="skip"``, the
+    row is left out and the ``Database`` lists the rows left out in ``rejected``, as
+    ``(row, reason)``. A table without a FEN column, or with a label column of a type
+    that holds no such label, raises ``PawnstormError`` naming the column.
+    """
+    import pyarrow.parquet as pq
+
+    if errors not in ("raise", "skip"):
+        raise ValueError(f"errors must be 'raise' or 'skip', not {errors!r}")
+    table = _arrow_table(data)
+    wanted = {"fen", *LABELS}
+    keep = [name for name in table.column_names if name.lower() in wanted]
+    # Beside `path` when there is one, so that the finished DB is renamed into place.
+    where = None if path is None else os.path.dirname(os.path.abspath(os.fspath(path)))
+    workdir = tempfile.TemporaryDirectory(prefix=".pawnstorm-arrow-", dir=where)
+    try:
+        source = os.path.join(workdir.name, "table.parquet")
+        staging = os.path.join(workdir.name, "positions.psdb")
+        pq.write_table(table.select(keep), source, compression="none")
+        try:
+            report = _native.import_files([source], staging, False, False, 0, 1, block_size,
+                                          "parquet", False, None, None, 2**62)
+        finally:
+            os.remove(source)
+        # The reason starts with the row ("row 4: ..."), given apart here.
+        rejected = [(line, reason.split(": ", 1)[-1], text)
+                    for _, line, reason, text in report["rejected_records"]]
+        if rejected and errors == "raise":
+            row, reason, text = rejected[0]
+            more = f" (and {len(rejected) - 1} more bad rows)" if len(rejected) > 1 else ""
+            raise ValueError(f"row {row} is no position: {reason}: {text!r}{more}")
+        if path is not None:
+            os.replace(staging, os.fspath(path))
+            staging = os.fspath(path)
+        db = Database(staging)
+    except BaseException:
+        workdir.cleanup()
+        raise
+    db.rejected = [(row, reason) for row, reason, _ in rejected]
+    if path is None:
+        # Removed with the Database; the map (and the views over it) outlive the file.
+        db._workdir = workdir
+    else:
+        workdir.cleanup()
+    return db
 
 
 class Loader:

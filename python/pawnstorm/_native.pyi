@@ -30,6 +30,14 @@ class NativeDatabase:
         weights_path: str | None,
         scalar: bool,
     ) -> None: ...
+    def arrow_columns(
+        self, threads: int | None
+    ) -> list[
+        tuple[str, str, bool, int, NativeArray, NativeArray | None, NativeArray | None]
+    ]:
+        """(name, Arrow type, nullable, null count, values, validity, offsets) of each
+        column of the Parquet export, the buffers Rust-owned."""
+        ...
     def mask_columns(self) -> list[tuple[str, str]]: ...
     def masks_into(self, out: Any, threads: int | None, scalar: bool) -> None: ...
     def write_npz(
@@ -64,6 +72,33 @@ def import_files(
     rated_only: bool = False,
     threads: int | None = None,
 ) -> dict[str, Any]: ...
+def evaluate_fens_into(
+    fens: list[str | None] | None,
+    arrow: tuple[Any, Any, Any | None, int, int, int] | None,
+    out: Any,
+    stm_pov: bool,
+    threads: int | None,
+    weights_path: str | None,
+    scalar: bool,
+) -> list[tuple[int, str, str]]:
+    """Scores of `fens` (or of an Arrow string array's (offsets, data, validity, offset,
+    length, offset width)) into `out`; the bad rows as (index, reason, text)."""
+    ...
+def evaluate_boards_into(
+    boards: Any,
+    side: Any,
+    castling: Any | None,
+    en_passant: Any | None,
+    count: int,
+    out: Any,
+    stm_pov: bool,
+    threads: int | None,
+    weights_path: str | None,
+    scalar: bool,
+) -> None:
+    """Scores of the first `count` rows of arrays in the DB's layout into `out`, read in
+    place; ValueError names the first row that is no position."""
+    ...
 def simd_path_name() -> str: ...
 def board_svg(fen: str, masks: list[str] = ..., arrows: list[str] = ...) -> str: ...
 def mask_names() -> list[str]: ...

@@ -17,10 +17,11 @@ use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyFileNotFoundError, PyOSError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyDict, PyList, PyString};
 
 use pawnstorm::db::{self, Database, DbError, Verify};
 use pawnstorm::eval::batch::ScoreTable;
+use pawnstorm::eval::columns as eval_columns;
 use pawnstorm::eval::features::{self, MaskTable};
 use pawnstorm::eval::{Prepared, Weights};
 use pawnstorm::export::filters::{Filter, parse_piece_range};
@@ -401,6 +402,74 @@ impl NativeDatabase {
         .map_err(to_py)
     }
 
+    /// Every row as the Parquet export's columns, in Arrow's layout: a list of (name,
+    /// Arrow type, nullable, null count, values, validity or None, offsets or None), the
+    /// buffers Rust-owned and lent through the buffer protocol (pyarrow wraps them as
+    /// they are). Computed on `threads` workers with the GIL released.
+    #[allow(clippy::type_complexity)]
+    fn arrow_columns(
+        &self,
+        py: Python<'_>,
+        threads: Option<usize>,
+    ) -> PyResult<
+        Vec<(
+            String,
+            &'static str,
+            bool,
+            usize,
+            Py<NativeArray>,
+            Option<Py<NativeArray>>,
+            Option<Py<NativeArray>>,
+        )>,
+    > {
+        use pawnstorm::export::columns::{Values, export_columns};
+        let pool = pool(threads)?;
+        let db = &self.db;
+        let columns = py
+            .detach(|| pool.install(|| export_columns(db)))
+            .map_err(db_err)?;
+        let mut out = Vec::with_capacity(columns.len());
+        for column in columns {
+            let (kind, values, offsets) = match column.values {
+                Values::U64(v) => ("uint64", BatchColumn::U64(v), None),
+                Values::U32(v) => ("uint32", BatchColumn::U32(v), None),
+                Values::U16(v) => ("uint16", BatchColumn::U16(v), None),
+                Values::U8(v) => ("uint8", BatchColumn::U8(v), None),
+                Values::I32(v) => ("int32", BatchColumn::I32(v), None),
+                Values::I8(v) => ("int8", BatchColumn::I8(v), None),
+                // `string` (32-bit offsets) while the text fits, as pyarrow reads an
+                // export's text columns; `large_string` past 2 GiB.
+                Values::Text { offsets, data } => match i32::try_from(data.len()) {
+                    Ok(_) => (
+                        "string",
+                        BatchColumn::U8(data),
+                        Some(BatchColumn::I32(
+                            offsets.iter().map(|&o| o as i32).collect(),
+                        )),
+                    ),
+                    Err(_) => (
+                        "large_string",
+                        BatchColumn::U8(data),
+                        Some(BatchColumn::I64(offsets)),
+                    ),
+                },
+            };
+            out.push((
+                column.name,
+                kind,
+                column.nullable,
+                column.nulls,
+                native_array(py, values, None)?,
+                column
+                    .validity
+                    .map(|v| native_array(py, BatchColumn::U8(v), None))
+                    .transpose()?,
+                offsets.map(|o| native_array(py, o, None)).transpose()?,
+            ));
+        }
+        Ok(out)
+    }
+
     /// Exports the mapped file (header and blocks), read-only.
     unsafe fn __getbuffer__(
         slf: Bound<'_, Self>,
@@ -535,9 +604,11 @@ fn import_files<'py>(
         Some("lines") => Some(Format::Lines),
         Some("pgn") => Some(Format::Pgn),
         Some("jsonl") => Some(Format::Jsonl),
+        Some("binpack") => Some(Format::Binpack),
+        Some("parquet") => Some(Format::Parquet),
         Some(other) => {
             return Err(PyValueError::new_err(format!(
-                "unknown format {other:?} (auto, lines, pgn or jsonl)"
+                "unknown format {other:?} (auto, lines, pgn, jsonl, binpack or parquet)"
             )));
         }
     };
@@ -567,11 +638,18 @@ fn import_files<'py>(
     };
     request.check().map_err(PyValueError::new_err)?;
     let mut messages = Vec::new();
+    let mut rows = Vec::new();
     let outcome = py.detach(|| {
         request.run(&mut Observers {
             reject: &mut |rejection| {
                 if messages.len() < max_messages {
                     messages.push(format!("skipped {rejection}"));
+                    rows.push((
+                        rejection.file.clone(),
+                        rejection.line,
+                        rejection.reason.clone(),
+                        rejection.text.clone(),
+                    ));
                 }
             },
             source: &mut |_| {},
@@ -593,6 +671,7 @@ fn import_files<'py>(
     out.set_item("total", imported.total)?;
     out.set_item("appended_to", imported.appended_to)?;
     out.set_item("rejections", messages)?;
+    out.set_item("rejected_records", rows)?;
     Ok(out)
 }
 
@@ -621,6 +700,11 @@ enum BatchColumn {
     I32(Vec<i32>),
     F32(Vec<f32>),
     U8(Vec<u8>),
+    I8(Vec<i8>),
+    U16(Vec<u16>),
+    U32(Vec<u32>),
+    U64(Vec<u64>),
+    I64(Vec<i64>),
 }
 
 impl BatchColumn {
@@ -629,6 +713,11 @@ impl BatchColumn {
             BatchColumn::I32(v) => bytemuck::cast_slice_mut(v),
             BatchColumn::F32(v) => bytemuck::cast_slice_mut(v),
             BatchColumn::U8(v) => v,
+            BatchColumn::I8(v) => bytemuck::cast_slice_mut(v),
+            BatchColumn::U16(v) => bytemuck::cast_slice_mut(v),
+            BatchColumn::U32(v) => bytemuck::cast_slice_mut(v),
+            BatchColumn::U64(v) => bytemuck::cast_slice_mut(v),
+            BatchColumn::I64(v) => bytemuck::cast_slice_mut(v),
         }
     }
 }
@@ -811,6 +900,423 @@ impl NativeLoader {
     }
 }
 
+/// FENs for [`evaluate_fens_into`]: Python `str` objects (held, read in place through
+/// their UTF-8 form), or an Arrow string array's buffers.
+enum FenSource {
+    Strings(Vec<Option<Py<PyString>>>),
+    Arrow(ArrowStrings),
+}
+
+/// An Arrow `string` or `large_string` array's buffers, lent by pyarrow, read in place.
+struct ArrowStrings {
+    offsets: PyBuffer<u8>,
+    data: PyBuffer<u8>,
+    validity: Option<PyBuffer<u8>>,
+    /// The array's offset into its buffers (a slice of a larger array), in rows.
+    offset: usize,
+    len: usize,
+    /// 4 (`string`) or 8 (`large_string`).
+    offset_width: usize,
+}
+
+fn contiguous_bytes(buffer: &PyBuffer<u8>) -> &[u8] {
+    if buffer.len_bytes() == 0 {
+        return &[];
+    }
+    // SAFETY: a C-contiguous buffer (checked by the caller) of `len_bytes` bytes, alive
+    // as long as `buffer`, which the caller holds for the whole pass.
+    unsafe { std::slice::from_raw_parts(buffer.buf_ptr() as *const u8, buffer.len_bytes()) }
+}
+
+impl ArrowStrings {
+    fn check(&self) -> PyResult<()> {
+        let buffers = [
+            Some(&self.offsets),
+            Some(&self.data),
+            self.validity.as_ref(),
+        ];
+        if buffers.iter().flatten().any(|b| !b.is_c_contiguous()) {
+            return Err(PyValueError::new_err("Arrow buffers must be contiguous"));
+        }
+        let offsets = self.offsets.len_bytes() / self.offset_width;
+        if self.len > 0 && offsets < self.offset + self.len + 1 {
+            return Err(PyValueError::new_err(format!(
+                "Arrow offsets buffer holds {offsets} offsets, the array needs {}",
+                self.offset + self.len + 1
+            )));
+        }
+        if let Some(validity) = &self.validity
+            && validity.len_bytes() * 8 < self.offset + self.len
+        {
+            return Err(PyValueError::new_err("Arrow validity buffer too short"));
+        }
+        Ok(())
+    }
+
+    /// Row `i`'s bytes, `None` for a null or offsets that leave the data buffer.
+    fn get<'a>(
+        &self,
+        offsets: &'a [u8],
+        data: &'a [u8],
+        validity: Option<&[u8]>,
+        i: usize,
+    ) -> Option<&'a [u8]> {
+        let at = self.offset + i;
+        if let Some(bits) = validity
+            && bits[at / 8] & (1 << (at % 8)) == 0
+        {
+            return None;
+        }
+        let read = |k: usize| -> usize {
+            let bytes = &offsets[k * self.offset_width..(k + 1) * self.offset_width];
+            match self.offset_width {
+                4 => i32::from_le_bytes(bytes.try_into().expect("4 bytes")) as usize,
+                _ => i64::from_le_bytes(bytes.try_into().expect("8 bytes")) as usize,
+            }
+        };
+        data.get(read(at)..read(at + 1))
+    }
+}
+
+/// Scores of FENs into `out` (int32, one a FEN) with the GIL released; returns the bad
+/// rows as (index, reason, text), every row of them (their scores are NO_SCORE).
+/// `fens` is a list of `str` (or None), or `arrow` is (offsets, data, validity, offset,
+/// length, offset width) of an Arrow string array.
+#[pyfunction]
+#[pyo3(signature = (fens, arrow, out, stm_pov, threads, weights_path, scalar))]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+fn evaluate_fens_into(
+    py: Python<'_>,
+    fens: Option<&Bound<'_, PyList>>,
+    arrow: Option<(
+        Bound<'_, PyAny>,
+        Bound<'_, PyAny>,
+        Option<Bound<'_, PyAny>>,
+        usize,
+        usize,
+        usize,
+    )>,
+    out: &Bound<'_, PyAny>,
+    stm_pov: bool,
+    threads: Option<usize>,
+    weights_path: Option<PathBuf>,
+    scalar: bool,
+) -> PyResult<Vec<(u64, String, String)>> {
+    let source = match (fens, arrow) {
+        (Some(list), None) => {
+            let mut strings = Vec::with_capacity(list.len());
+            for (i, item) in list.iter().enumerate() {
+                if item.is_none() {
+                    strings.push(None);
+                    continue;
+                }
+                let text = item.cast::<PyString>().map_err(|_| {
+                    pyo3::exceptions::PyTypeError::new_err(format!(
+                        "fens[{i}] is {}, not str",
+                        item.get_type()
+                            .name()
+                            .map_or("?".to_string(), |n| n.to_string())
+                    ))
+                })?;
+                strings.push(Some(text.clone().unbind()));
+            }
+            FenSource::Strings(strings)
+        }
+        (None, Some((offsets, data, validity, offset, len, offset_width))) => {
+            if offset_width != 4 && offset_width != 8 {
+                return Err(PyValueError::new_err("Arrow offsets are 4 or 8 bytes"));
+            }
+            let strings = ArrowStrings {
+                offsets: PyBuffer::get(&offsets)?,
+                data: PyBuffer::get(&data)?,
+                validity: validity.map(|v| PyBuffer::get(&v)).transpose()?,
+                offset,
+                len,
+                offset_width,
+            };
+            strings.check()?;
+            FenSource::Arrow(strings)
+        }
+        _ => return Err(PyValueError::new_err("fens or arrow, one of them")),
+    };
+    let rows = match &source {
+        FenSource::Strings(s) => s.len(),
+        FenSource::Arrow(a) => a.len,
+    };
+    let output = Output::get(out, rows * 4)?;
+    if rows == 0 {
+        return Ok(Vec::new());
+    }
+    let raw = output.raw();
+    let prepared = weights(weights_path.as_deref())?;
+    let pool = pool(threads)?;
+    let path = simd_path(scalar);
+    // The UTF-8 of each `str` (made now, with the GIL), borrowed from the objects held in
+    // `source` for the whole pass.
+    let texts: Vec<Option<&str>> = match &source {
+        FenSource::Strings(strings) => strings
+            .iter()
+            .map(|s| s.as_ref().map(|s| s.to_str(py)).transpose())
+            .collect::<PyResult<_>>()?,
+        FenSource::Arrow(_) => Vec::new(),
+    };
+    let bad = py.detach(|| {
+        pool.install(|| {
+            // SAFETY: `output` holds the buffer for the whole pass; nothing else writes it.
+            let bytes = unsafe { raw.into_slice() };
+            let out: &mut [i32] = bytemuck::cast_slice_mut(bytes);
+            match &source {
+                FenSource::Strings(_) => {
+                    let fen = |i: usize| texts[i].map(str::as_bytes);
+                    eval_columns::fen_scores(path, &prepared, &fen, stm_pov, out)
+                }
+                FenSource::Arrow(arrow) => {
+                    let offsets = contiguous_bytes(&arrow.offsets);
+                    let data = contiguous_bytes(&arrow.data);
+                    let validity = arrow.validity.as_ref().map(contiguous_bytes);
+                    let fen = |i: usize| arrow.get(offsets, data, validity, i);
+                    eval_columns::fen_scores(path, &prepared, &fen, stm_pov, out)
+                }
+            }
+        })
+    });
+    drop(output);
+    Ok(bad
+        .into_iter()
+        .map(|row| {
+            let i = row.index as usize;
+            let text = match &source {
+                FenSource::Strings(_) => texts[i].unwrap_or("").to_string(),
+                FenSource::Arrow(arrow) => {
+                    let (offsets, data) = (
+                        contiguous_bytes(&arrow.offsets),
+                        contiguous_bytes(&arrow.data),
+                    );
+                    let validity = arrow.validity.as_ref().map(contiguous_bytes);
+                    arrow
+                        .get(offsets, data, validity, i)
+                        .map(|b| String::from_utf8_lossy(b).into_owned())
+                        .unwrap_or_default()
+                }
+            };
+            (row.index, row.reason, text)
+        })
+        .collect())
+}
+
+/// A strided buffer's runs of contiguous rows: each a pointer to its first element.
+struct Runs {
+    /// The start of each run (one a block of a `(blocks, rows)` array), by column.
+    starts: Vec<Vec<usize>>,
+    /// Rows a run.
+    rows: usize,
+}
+
+/// The runs of `buffer`, an array of shape `(rows,)` / `(columns, rows)` (2-D layout) or
+/// `(blocks, rows)` / `(blocks, columns, rows)` (blocked), each run contiguous.
+fn runs_of<T: pyo3::buffer::Element>(
+    buffer: &PyBuffer<T>,
+    what: &str,
+    columns: Option<usize>,
+) -> PyResult<Runs> {
+    let shape = buffer.shape();
+    let strides = buffer.strides();
+    let size = std::mem::size_of::<T>();
+    let (blocks, block_stride, cols, col_stride, rows, row_stride) =
+        match (columns.is_some(), shape.len()) {
+            (false, 1) => (1, 0, 1, 0, shape[0], strides[0]),
+            (false, 2) => (shape[0], strides[0], 1, 0, shape[1], strides[1]),
+            (true, 2) => (1, 0, shape[0], strides[0], shape[1], strides[1]),
+            (true, 3) => (
+                shape[0], strides[0], shape[1], strides[1], shape[2], strides[2],
+            ),
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "{what} has {} dimensions",
+                    shape.len()
+                )));
+            }
+        };
+    if let Some(expected) = columns
+        && cols != expected
+    {
+        return Err(PyValueError::new_err(format!(
+            "{what} has {cols} boards a position, not {expected}"
+        )));
+    }
+    if rows > 1 && row_stride != size as isize {
+        return Err(PyValueError::new_err(format!(
+            "{what}'s positions are not contiguous (stride {row_stride} bytes): pass a contiguous array"
+        )));
+    }
+    let base = buffer.buf_ptr() as isize;
+    let mut starts = vec![Vec::with_capacity(blocks); cols];
+    for (c, column) in starts.iter_mut().enumerate() {
+        for b in 0..blocks {
+            let at = base + b as isize * block_stride + c as isize * col_stride;
+            if !(at as usize).is_multiple_of(std::mem::align_of::<T>()) {
+                return Err(PyValueError::new_err(format!("{what} is not aligned")));
+            }
+            column.push(at as usize);
+        }
+    }
+    Ok(Runs { starts, rows })
+}
+
+/// Scores of positions in the DB's layout into `out` (int32), read where they are, with the
+/// GIL released. `boards` is uint64 `(8, N)` or `(blocks, 8, n)`, the others `(N,)` or
+/// `(blocks, n)`; the first `count` rows are evaluated. A row that is no position raises
+/// ValueError naming its index.
+#[pyfunction]
+#[pyo3(signature = (boards, side, castling, en_passant, count, out, stm_pov, threads, weights_path, scalar))]
+#[allow(clippy::too_many_arguments)]
+fn evaluate_boards_into(
+    py: Python<'_>,
+    boards: &Bound<'_, PyAny>,
+    side: &Bound<'_, PyAny>,
+    castling: Option<&Bound<'_, PyAny>>,
+    en_passant: Option<&Bound<'_, PyAny>>,
+    count: usize,
+    out: &Bound<'_, PyAny>,
+    stm_pov: bool,
+    threads: Option<usize>,
+    weights_path: Option<PathBuf>,
+    scalar: bool,
+) -> PyResult<()> {
+    let boards = PyBuffer::<u64>::get(boards)?;
+    let side = PyBuffer::<u8>::get(side)?;
+    let castling = castling.map(PyBuffer::<u16>::get).transpose()?;
+    let en_passant = en_passant.map(PyBuffer::<u8>::get).transpose()?;
+    let board_runs = runs_of(&boards, "boards", Some(8))?;
+    let side_runs = runs_of(&side, "side", None)?;
+    let castling_runs = castling
+        .as_ref()
+        .map(|b| runs_of(b, "castling", None))
+        .transpose()?;
+    let en_passant_runs = en_passant
+        .as_ref()
+        .map(|b| runs_of(b, "en_passant", None))
+        .transpose()?;
+    let shape = |runs: &Runs| (runs.starts[0].len(), runs.rows);
+    let expected = shape(&board_runs);
+    for (name, runs) in [
+        ("side", Some(&side_runs)),
+        ("castling", castling_runs.as_ref()),
+        ("en_passant", en_passant_runs.as_ref()),
+    ] {
+        if let Some(runs) = runs
+            && shape(runs) != expected
+        {
+            return Err(PyValueError::new_err(format!(
+                "{name} holds {:?} (blocks, positions), boards {:?}",
+                shape(runs),
+                expected
+            )));
+        }
+    }
+    let (blocks, rows) = expected;
+    if count > blocks * rows {
+        return Err(PyValueError::new_err(format!(
+            "count {count} is more than the {} positions given",
+            blocks * rows
+        )));
+    }
+    let output = Output::get(out, count * 4)?;
+    if count == 0 {
+        return Ok(());
+    }
+    let raw = output.raw();
+    let prepared = weights(weights_path.as_deref())?;
+    let pool = pool(threads)?;
+    let path = simd_path(scalar);
+    let all = RawRuns {
+        boards: board_runs,
+        side: side_runs,
+        castling: castling_runs,
+        en_passant: en_passant_runs,
+    };
+    let outcome = py.detach(|| {
+        pool.install(|| {
+            // SAFETY: the buffers behind every run are held (`boards`, `side`, ...) for the
+            // whole pass; `runs_of` checked their shapes, strides and alignment.
+            let runs = unsafe { all.columns(count) };
+            // SAFETY: `output` holds the buffer for the whole pass; nothing else writes it.
+            let bytes = unsafe { raw.into_slice() };
+            eval_columns::board_scores(
+                path,
+                &prepared,
+                &runs,
+                stm_pov,
+                bytemuck::cast_slice_mut(bytes),
+            )
+        })
+    });
+    drop(output);
+    drop((boards, side, castling, en_passant));
+    outcome.map_err(|bad| {
+        PyValueError::new_err(format!(
+            "position {} is impossible: {}",
+            bad.index, bad.reason
+        ))
+    })
+}
+
+/// The runs of every column, as addresses: lent to the workers with the GIL released.
+struct RawRuns {
+    boards: Runs,
+    side: Runs,
+    castling: Option<Runs>,
+    en_passant: Option<Runs>,
+}
+
+// SAFETY: addresses of Python buffers held by the caller for the whole pass, only read.
+unsafe impl Send for RawRuns {}
+unsafe impl Sync for RawRuns {}
+
+impl RawRuns {
+    /// The columns of the first `count` rows, a `BoardColumns` a run.
+    ///
+    /// SAFETY: the buffers the runs point into must be alive and hold the rows `runs_of`
+    /// found, for as long as the result is used.
+    unsafe fn columns(&self, count: usize) -> Vec<eval_columns::BoardColumns<'_>> {
+        let rows = self.side.rows;
+        let mut out = Vec::new();
+        let mut left = count;
+        for b in 0..self.side.starts[0].len() {
+            let n = rows.min(left);
+            if n == 0 {
+                break;
+            }
+            left -= n;
+            // SAFETY: see the function's contract; `n` is at most the run's rows.
+            let slice = |address: usize, size: usize| unsafe {
+                std::slice::from_raw_parts(address as *const u8, n * size)
+            };
+            let boards = |c: usize| -> &[pawnstorm::Bitboard] {
+                bytemuck::cast_slice(slice(self.boards.starts[c][b], 8))
+            };
+            out.push(eval_columns::BoardColumns {
+                pieces: [
+                    boards(0),
+                    boards(1),
+                    boards(2),
+                    boards(3),
+                    boards(4),
+                    boards(5),
+                ],
+                colors: [boards(6), boards(7)],
+                side_to_move: slice(self.side.starts[0][b], 1),
+                castling: self
+                    .castling
+                    .as_ref()
+                    .map(|r| bytemuck::cast_slice(slice(r.starts[0][b], 2))),
+                en_passant: self.en_passant.as_ref().map(|r| slice(r.starts[0][b], 1)),
+            });
+        }
+        out
+    }
+}
+
 /// The SIMD path the batch passes take on this machine (`avx512`, `avx2`, ...).
 /// A board as SVG text (`pawnstorm::pictures::svg::board`): `masks` by name, `arrows` as UCI moves.
 #[pyfunction]
@@ -844,6 +1350,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeArray>()?;
     m.add_class::<NativeLoader>()?;
     m.add_function(wrap_pyfunction!(import_files, m)?)?;
+    m.add_function(wrap_pyfunction!(evaluate_fens_into, m)?)?;
+    m.add_function(wrap_pyfunction!(evaluate_boards_into, m)?)?;
     m.add_function(wrap_pyfunction!(simd_path_name, m)?)?;
     m.add_function(wrap_pyfunction!(board_svg, m)?)?;
     m.add_function(wrap_pyfunction!(mask_names, m)?)?;

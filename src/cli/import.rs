@@ -1,5 +1,5 @@
 //! `pawnstorm import`: EPD/FEN lines, PGN games and lichess evaluation lines (plain, gzip,
-//! zstd or bzip2) into a position DB; also the on-the-fly import that lets `eval`,
+//! zstd or bzip2), binpack and Parquet into a position DB; also the on-the-fly import that lets `eval`,
 //! `features` and `tune` take a text file where a DB is expected.
 
 use std::path::PathBuf;
@@ -17,7 +17,8 @@ use super::progress;
 #[derive(clap::Args)]
 pub struct Args {
     /// Input files: .epd, .fen, .txt (one position a line), .pgn, .jsonl, .binpack; optionally .gz,
-    /// .zst or .bz2; - for stdin
+    /// .zst or .bz2; .parquet (a FEN column, labels by the Parquet export's column names); -
+    /// for stdin
     #[arg(required = true)]
     inputs: Vec<String>,
     /// The DB to write
@@ -93,8 +94,8 @@ fn parse_dates(text: &str) -> Result<(u32, u32), String> {
 #[derive(Clone, Copy, ValueEnum)]
 enum FormatArg {
     /// From the extension (a compression suffix looked through): .pgn is PGN, .jsonl and
-    /// .ndjson lichess evaluations, .binpack Stockfish's training data, anything else one
-    /// position a line
+    /// .ndjson lichess evaluations, .binpack Stockfish's training data, .parquet and .pq Parquet,
+    /// anything else one position a line
     Auto,
     /// EPD/FEN, one position a line
     Lines,
@@ -104,6 +105,10 @@ enum FormatArg {
     Jsonl,
     /// Stockfish's .binpack training data
     Binpack,
+    /// Apache Parquet with a column `fen` (any case) and optional label columns named as
+    /// `export --format parquet` names them (result, score, game_id, ply, white_elo,
+    /// black_elo, base_seconds, increment, move)
+    Parquet,
 }
 
 impl Args {
@@ -116,6 +121,7 @@ impl Args {
                 FormatArg::Pgn => Some(Format::Pgn),
                 FormatArg::Jsonl => Some(Format::Jsonl),
                 FormatArg::Binpack => Some(Format::Binpack),
+                FormatArg::Parquet => Some(Format::Parquet),
             },
             options: ImportOptions {
                 skip_plies: self.skip_plies,

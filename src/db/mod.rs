@@ -509,6 +509,17 @@ impl BlockStream {
     }
 }
 
+/// Checks that every row of `block` before `block.len` is a position the evaluator can
+/// take (the check every block read from a DB gets): the first bad row and why. For
+/// columns that come from elsewhere than a DB file (the Python package's arrays).
+pub fn check_positions(block: &Block<'_>) -> Result<(), (usize, String)> {
+    match check::check_block(block) {
+        Ok(()) => Ok(()),
+        Err(Problem::Row(row, reason)) => Err((row, reason)),
+        Err(Problem::Padding) => Err((block.len, "a row past the last holds pieces".to_string())),
+    }
+}
+
 impl<'a> Block<'a> {
     /// The columns of one block's bytes, as `layout` places them.
     pub(crate) fn parse(

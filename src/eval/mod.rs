@@ -6,6 +6,7 @@
 
 pub mod batch;
 pub mod coefficients;
+pub mod columns;
 pub mod endgame;
 pub mod features;
 mod kpk;

@@ -9,6 +9,7 @@
 
 pub mod binpack;
 pub mod bullet;
+pub mod columns;
 pub mod filters;
 pub mod parquet;
 pub mod plain;

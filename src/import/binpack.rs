@@ -167,7 +167,7 @@ fn decode_block(
 
 /// Runs `f`, turning a panic into its message, without the panic's report on standard
 /// error (a damaged block is reported once, as a rejection).
-fn quietly<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+pub(super) fn quietly<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     QUIET.with(|q| q.set(true));
     let outcome = panic::catch_unwind(AssertUnwindSafe(f));
     QUIET.with(|q| q.set(false));
@@ -186,7 +186,7 @@ thread_local! {
 
 /// Installs (once) a panic hook that stays silent for panics [`quietly`] catches and
 /// reports every other panic as before.
-fn install_quiet_panic_hook() {
+pub(super) fn install_quiet_panic_hook() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         let previous = panic::take_hook();

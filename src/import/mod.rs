@@ -9,6 +9,7 @@ mod binpack;
 mod into_db;
 pub(crate) mod jsonl;
 pub mod lichess;
+mod parquet;
 mod pgn;
 
 use std::fmt;
@@ -53,8 +54,9 @@ impl Source {
 
     /// The input's format, from its extension (a compression suffix `.gz`, `.zst`,
     /// `.zstd` or `.bz2` looked through): `.pgn` is PGN, `.jsonl` and `.ndjson` lichess
-    /// evaluation lines, `.binpack` Stockfish's training data, everything else (`.epd`, `.fen`, `.txt`, standard input) one
-    /// record a line.
+    /// evaluation lines, `.binpack` Stockfish's training data, `.parquet` and `.pq` Parquet
+    /// (as `export` names them), everything else (`.epd`, `.fen`, `.txt`, standard input)
+    /// one record a line.
     pub fn format(&self) -> Format {
         let Source::File(path) = self else {
             return Format::Lines;
@@ -73,6 +75,8 @@ impl Source {
             Format::Binpack
         } else if name.ends_with(".jsonl") || name.ends_with(".ndjson") {
             Format::Jsonl
+        } else if name.ends_with(".parquet") || name.ends_with(".pq") {
+            Format::Parquet
         } else {
             Format::Lines
         }
@@ -97,6 +101,9 @@ pub enum Format {
     /// Stockfish's `.binpack` training data: each position with its score, result, ply and
     /// the move played; each chain of positions one game.
     Binpack,
+    /// Apache Parquet with a FEN column (what `export --format parquet` writes, or any
+    /// such file), labels from the columns named as the export names them.
+    Parquet,
 }
 
 /// Options that shape which positions an import keeps, and how many threads read them.
@@ -185,6 +192,10 @@ pub enum ImportError {
     Db(#[from] DbError),
     #[error("stopped at the first bad record (--strict): {0}")]
     Stopped(Rejection),
+    /// An input that cannot be read as its format says (a Parquet file without a FEN
+    /// column, say): refused whole.
+    #[error("{file}: {reason}")]
+    Invalid { file: String, reason: String },
 }
 
 /// What one input gave.
@@ -287,6 +298,15 @@ pub fn import(
     handlers: &mut Handlers<'_>,
 ) -> Result<Counts, ImportError> {
     let name = source.name();
+    // Parquet is read from its end (the footer) first: a file is read in place, not
+    // streamed.
+    if let (Format::Parquet, Source::File(path)) = (format, source) {
+        let file = open_file(path).map_err(|error| ImportError::Io {
+            file: name.clone(),
+            error,
+        })?;
+        return parquet::import_parquet(&name, file, handlers);
+    }
     let bytes_read = Arc::new(AtomicU64::new(0));
     let reader = open(source, &bytes_read).map_err(|error| ImportError::Io {
         file: name.clone(),
@@ -314,6 +334,19 @@ pub fn import_reader(
     next_game_id: &mut u32,
     handlers: &mut Handlers<'_>,
 ) -> Result<Counts, ImportError> {
+    if format == Format::Parquet {
+        // A stream (standard input, a compressed file) is held whole: Parquet starts at
+        // its footer.
+        let mut bytes = Vec::new();
+        let mut reader = reader;
+        reader
+            .read_to_end(&mut bytes)
+            .map_err(|error| ImportError::Io {
+                file: name.clone(),
+                error,
+            })?;
+        return parquet::import_parquet(&name, bytes::Bytes::from(bytes), handlers);
+    }
     if format == Format::Binpack {
         let counter = Arc::clone(&bytes_read);
         return binpack::import_binpack(
@@ -336,7 +369,7 @@ pub fn import_reader(
         }
         Format::Pgn => pgn::import_games(&mut input, options, next_game_id, handlers),
         Format::Jsonl => jsonl::import_evals(&mut input, handlers, options.threads),
-        Format::Binpack => unreachable!("read above"),
+        Format::Binpack | Format::Parquet => unreachable!("read above"),
     }
 }
 

@@ -1,0 +1,289 @@
+//! The evaluation of positions that live outside a DB file: structure-of-arrays columns in
+//! the DB's layout held by someone else (numpy arrays, read where they are), or FEN text.
+//! The rows go through the DB pass's own code ([`batch::rows_scores`] on [`Block`]s of
+//! them, after the check every DB block read gets), so a position scores here exactly what
+//! `pawnstorm eval` gives it.
+
+use rayon::prelude::*;
+
+use super::batch;
+use super::features::Path;
+use super::weights::Prepared;
+use crate::Bitboard;
+use crate::db::{self, Block, NO_SCORE};
+use crate::position::board::CastlingRights;
+use crate::position::fen;
+
+/// Rows a worker takes at a time: a DB block's worth, so the work is cut as a DB pass's.
+pub const CHUNK_ROWS: usize = 4096;
+
+/// Positions as the DB stores them, one slice a column, every slice the same length:
+/// the six piece-type boards (both colours), the two colour boards, the side to move (0
+/// White, 1 Black), and, if given, the castling and en-passant columns (checked, not read
+/// by the evaluation).
+#[derive(Clone, Copy)]
+pub struct BoardColumns<'a> {
+    pub pieces: [&'a [Bitboard]; 6],
+    pub colors: [&'a [Bitboard]; 2],
+    pub side_to_move: &'a [u8],
+    pub castling: Option<&'a [u16]>,
+    pub en_passant: Option<&'a [u8]>,
+}
+
+impl<'a> BoardColumns<'a> {
+    pub fn len(&self) -> usize {
+        self.side_to_move.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether every column holds as many rows as the side to move.
+    pub fn lengths_agree(&self) -> bool {
+        let n = self.len();
+        self.pieces.iter().chain(&self.colors).all(|c| c.len() == n)
+            && self.castling.is_none_or(|c| c.len() == n)
+            && self.en_passant.is_none_or(|c| c.len() == n)
+    }
+
+    fn cut(&self, rows: std::ops::Range<usize>) -> BoardColumns<'a> {
+        BoardColumns {
+            pieces: self.pieces.map(|c| &c[rows.clone()]),
+            colors: self.colors.map(|c| &c[rows.clone()]),
+            side_to_move: &self.side_to_move[rows.clone()],
+            castling: self.castling.map(|c| &c[rows.clone()]),
+            en_passant: self.en_passant.map(|c| &c[rows]),
+        }
+    }
+}
+
+/// A row that is no position: its index among all the rows, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BadRow {
+    pub index: u64,
+    pub reason: String,
+}
+
+/// The columns of a block of rows the kernels read, the rest empty (the evaluation reads
+/// only the boards and the side to move).
+fn block_of<'a>(
+    len: usize,
+    pieces: [&'a [Bitboard]; 6],
+    colors: [&'a [Bitboard]; 2],
+    side_to_move: &'a [u8],
+) -> Block<'a> {
+    Block {
+        len,
+        pieces,
+        colors,
+        side_to_move,
+        castling: &[],
+        en_passant: &[],
+        halfmove_clock: &[],
+        fullmove_number: &[],
+        result: None,
+        score: None,
+        game_id: None,
+        ply: None,
+        u16_labels: [None; 6],
+    }
+}
+
+/// Rows copied into columns of their own, padded with empty boards to whole vectors: the
+/// last rows of a run whose length is no multiple of 8, and FENs once parsed.
+struct Scratch {
+    pieces: [Vec<Bitboard>; 6],
+    colors: [Vec<Bitboard>; 2],
+    side_to_move: Vec<u8>,
+}
+
+impl Scratch {
+    /// Room for `rows` rows, all empty boards.
+    fn empty(rows: usize) -> Scratch {
+        let padded = rows.next_multiple_of(8);
+        Scratch {
+            pieces: std::array::from_fn(|_| vec![Bitboard(0); padded]),
+            colors: std::array::from_fn(|_| vec![Bitboard(0); padded]),
+            side_to_move: vec![0; padded],
+        }
+    }
+
+    fn of(columns: &BoardColumns<'_>) -> Scratch {
+        let mut scratch = Scratch::empty(columns.len());
+        let n = columns.len();
+        for (to, from) in scratch.pieces.iter_mut().zip(&columns.pieces) {
+            to[..n].copy_from_slice(from);
+        }
+        for (to, from) in scratch.colors.iter_mut().zip(&columns.colors) {
+            to[..n].copy_from_slice(from);
+        }
+        scratch.side_to_move[..n].copy_from_slice(columns.side_to_move);
+        scratch
+    }
+
+    fn block(&self, len: usize) -> Block<'_> {
+        block_of(
+            len,
+            std::array::from_fn(|i| self.pieces[i].as_slice()),
+            std::array::from_fn(|i| self.colors[i].as_slice()),
+            &self.side_to_move,
+        )
+    }
+}
+
+/// Scores `block`'s rows into `out` (one a row, `out.len() == block.len`).
+fn score_block(path: Path, prepared: &Prepared, block: &Block<'_>, stm_pov: bool, out: &mut [i32]) {
+    let padded = block.pieces[0].len();
+    if out.len() == padded {
+        batch::rows_scores(path, prepared, block, 0..padded, out);
+    } else {
+        let mut all = vec![0; padded];
+        batch::rows_scores(path, prepared, block, 0..padded, &mut all);
+        out.copy_from_slice(&all[..out.len()]);
+    }
+    if stm_pov {
+        batch::turn_for_black(block, out, 1);
+    }
+}
+
+/// Checks what the evaluation does not read but a position must have right: castling
+/// rights as the DB encodes them, an en-passant square or none.
+fn check_extras(columns: &BoardColumns<'_>) -> Result<(), (usize, String)> {
+    if let Some(castling) = columns.castling
+        && let Some(row) = castling
+            .iter()
+            .position(|&bits| CastlingRights::from_bits(bits).is_none())
+    {
+        return Err((
+            row,
+            format!("castling bits {:#06x} are invalid", castling[row]),
+        ));
+    }
+    if let Some(en_passant) = columns.en_passant
+        && let Some(row) = en_passant
+            .iter()
+            .position(|&sq| sq >= 64 && sq != db::NO_SQUARE)
+    {
+        return Err((
+            row,
+            format!(
+                "en-passant byte {} is no square (0..63, {} for none)",
+                en_passant[row],
+                db::NO_SQUARE
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Scores (White's point of view, or the side to move's with `stm_pov`) of every row of
+/// `runs`, one after another, into `out` (as long as all the runs together), computed on
+/// the current rayon pool. The columns are read where they are; only a run's last rows
+/// past a multiple of 8 are copied (the kernels read 8 rows at a time). A row that is no
+/// position stops the pass: the error names the first such row.
+pub fn board_scores(
+    path: Path,
+    prepared: &Prepared,
+    runs: &[BoardColumns<'_>],
+    stm_pov: bool,
+    out: &mut [i32],
+) -> Result<(), BadRow> {
+    assert!(runs.iter().all(BoardColumns::lengths_agree));
+    assert_eq!(runs.iter().map(BoardColumns::len).sum::<usize>(), out.len());
+    // (run, first row in it, first row overall, output)
+    let mut tasks = Vec::new();
+    let mut rest = out;
+    let mut before = 0;
+    for (r, run) in runs.iter().enumerate() {
+        for start in (0..run.len()).step_by(CHUNK_ROWS) {
+            let len = CHUNK_ROWS.min(run.len() - start);
+            let (piece, tail) = std::mem::take(&mut rest).split_at_mut(len);
+            tasks.push((r, start, before + start, piece));
+            rest = tail;
+        }
+        before += run.len();
+    }
+    let errors: Vec<BadRow> = tasks
+        .into_par_iter()
+        .filter_map(|(r, start, first, out)| {
+            let columns = runs[r].cut(start..start + out.len());
+            let scratch;
+            let block = if out.len().is_multiple_of(8) {
+                block_of(
+                    out.len(),
+                    columns.pieces,
+                    columns.colors,
+                    columns.side_to_move,
+                )
+            } else {
+                scratch = Scratch::of(&columns);
+                scratch.block(out.len())
+            };
+            let checked = db::check_positions(&block).and_then(|()| check_extras(&columns));
+            if let Err((row, reason)) = checked {
+                return Some(BadRow {
+                    index: (first + row) as u64,
+                    reason,
+                });
+            }
+            score_block(path, prepared, &block, stm_pov, out);
+            None
+        })
+        .collect();
+    match errors.into_iter().min_by_key(|e| e.index) {
+        Some(error) => Err(error),
+        None => Ok(()),
+    }
+}
+
+/// Scores of positions given as FEN text (`fen(i)` the `i`-th of `out.len()`, `None` for
+/// a missing one), computed on the current rayon pool, parsed and evaluated a chunk of
+/// rows per worker. Every row that is no FEN gets [`NO_SCORE`] and is listed, in order,
+/// with the reason.
+pub fn fen_scores<'f>(
+    path: Path,
+    prepared: &Prepared,
+    fen: &(dyn Fn(usize) -> Option<&'f [u8]> + Sync),
+    stm_pov: bool,
+    out: &mut [i32],
+) -> Vec<BadRow> {
+    out.par_chunks_mut(CHUNK_ROWS)
+        .enumerate()
+        .flat_map_iter(|(chunk, out)| {
+            let first = chunk * CHUNK_ROWS;
+            let mut scratch = Scratch::empty(out.len());
+            let mut bad = Vec::new();
+            for row in 0..out.len() {
+                let parsed = match fen(first + row) {
+                    None => Err("no FEN (None)".to_string()),
+                    Some(bytes) => std::str::from_utf8(bytes)
+                        .map_err(|_| "not valid UTF-8".to_string())
+                        .and_then(|text| fen::parse_fen(text.trim()).map_err(|e| e.to_string())),
+                };
+                match parsed {
+                    Ok(position) => {
+                        let parts = position.parts();
+                        for (column, board) in scratch.pieces.iter_mut().zip(parts.pieces) {
+                            column[row] = board;
+                        }
+                        for (column, board) in scratch.colors.iter_mut().zip(parts.colors) {
+                            column[row] = board;
+                        }
+                        scratch.side_to_move[row] = parts.side_to_move.index() as u8;
+                    }
+                    // Left empty: the kernels take an empty board as they take padding.
+                    Err(reason) => bad.push(BadRow {
+                        index: (first + row) as u64,
+                        reason,
+                    }),
+                }
+            }
+            score_block(path, prepared, &scratch.block(out.len()), stm_pov, out);
+            for error in &bad {
+                out[error.index as usize - first] = NO_SCORE;
+            }
+            bad
+        })
+        .collect()
+}
