@@ -4,6 +4,7 @@
 use std::io::{IsTerminal, Write};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
@@ -15,6 +16,7 @@ use pawnstorm::export::filters::Filter;
 use pawnstorm::export::parquet::{self as pq, Codec, ParquetSink};
 use pawnstorm::export::plain::MissingMove;
 use pawnstorm::export::{self, Chunk, Format, Tally, binpack, bullet, plain};
+use pawnstorm::training::arrays;
 
 use super::filters::FilterArgs;
 use super::{Global, output, progress};
@@ -132,17 +134,33 @@ pub fn run(args: Args, global: Global) -> Result<()> {
     } else {
         MissingMove::Skip
     };
+    // The ordered rules need the rows before each row: the kept rows are chosen first, in
+    // a pass of their own, then encoded in parallel as usual.
+    let picked = if filter.has_ordered_rules() {
+        let selection = pool.install(|| arrays::select_range(&db, range.clone(), &filter))?;
+        tally.dropped.merge(&selection.dropped);
+        Some(Arc::new(selection.into_rows().unwrap_or_default()))
+    } else {
+        None
+    };
+    let chunks_of = |rows: usize| -> Vec<Chunk> {
+        let mut chunks = export::chunks(&db, &range, rows);
+        for chunk in &mut chunks {
+            chunk.picked = picked.clone();
+        }
+        chunks
+    };
     pool.install(|| -> Result<()> {
         if format == Format::Parquet {
             let output = args.output.as_deref().expect("checked above");
-            let chunks = export::chunks(&db, &range, pq::ROW_GROUP_ROWS);
+            let chunks = chunks_of(pq::ROW_GROUP_ROWS);
             bytes = write_parquet(&db, &chunks, &filter, output, args.compression, |t| {
                 tally.merge(t);
                 bar.inc(t.read);
             })?;
             return Ok(());
         }
-        let chunks = export::chunks(&db, &range, STREAM_CHUNK_ROWS);
+        let chunks = chunks_of(STREAM_CHUNK_ROWS);
         if format == Format::Binpack {
             let mut write_all = |sink: &mut dyn Write| -> Result<()> {
                 let mut packer = BinpackSink::new(sink)?;
