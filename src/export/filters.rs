@@ -440,6 +440,7 @@ impl Filter {
     /// ones counted. `first` is the DB index of the block's row 0 (the rows' identity for
     /// the random rules); `next` gives the following block, asked for only when the move
     /// of the block's last row must be found there. The ordered rules are not applied.
+    #[allow(clippy::too_many_arguments)]
     pub fn block_rows<'a>(
         &self,
         block: &Block<'a>,
