@@ -7,7 +7,8 @@
 //! weights), so that after any number of positions each input has given its share to within
 //! one position. An input that ends starts again (a small dataset is oversampled, with fresh
 //! random draws and, shuffling, a fresh block order); the pass ends when every input has
-//! been read to its end at least once. The rates are of positions kept by the filters: an
+//! given every position of its first read (so the largest input relative to its weight is
+//! read once and the others as many times as their shares ask). The rates are of positions kept by the filters: an
 //! input that the filters thin out is read further to give its share.
 //!
 //! A DB is read here, block by block; any other input (binpack, EPD, PGN, JSONL) is parsed
@@ -134,6 +135,9 @@ struct Reader<T> {
     weight: f64,
     /// Read to its end at least once in this pass.
     done: bool,
+    /// Positions its first round kept: once it has given as many (the queue is in order),
+    /// the first round is all out.
+    first_round: u64,
     /// A round gave no position: it is not asked again.
     barren: bool,
 }
@@ -207,6 +211,7 @@ pub fn run<T: Item>(
             },
             weight: input.weight,
             done: false,
+            first_round: 0,
             barren: false,
         };
         reader.start_round(0);
@@ -231,6 +236,9 @@ pub fn run<T: Item>(
             }
             let ended = reader.fill(i as u32, &mut context)?;
             if ended {
+                if !reader.done {
+                    reader.first_round = reader.out.kept_this_round;
+                }
                 reader.done = true;
                 reader.barren |= reader.out.kept_this_round == 0;
                 reader.out.counts.rounds += 1;
@@ -258,7 +266,11 @@ fn next_input<T>(readers: &[Reader<T>], mixing: bool) -> Option<usize> {
             .iter()
             .position(|r| !r.done || !r.out.queue.is_empty());
     }
-    if readers.iter().all(|r| r.done) {
+    // Over when every input has given all of its first round.
+    if readers
+        .iter()
+        .all(|r| r.done && r.out.counts.given >= r.first_round)
+    {
         return None;
     }
     // The input furthest below its share: the least given per unit of weight (the first
