@@ -4,7 +4,8 @@ the trainers' skip rules on. Usage: loader_rate.py DB BINPACK [--threads N] [--e
 
 Each case runs whole epochs (the mixed one: until every input has given its first read)
 and reports positions given per second of wall time, batches consumed by a loop that only
-touches them, as a training loop would before its own work."""
+touches them, as a training loop would before its own work. "read" counts positions looked at (given
+or dropped by the filters)."""
 
 import argparse
 import time
@@ -14,12 +15,18 @@ import pawnstorm
 
 def rate(inputs, epochs, **options):
     loader = pawnstorm.Loader(inputs, **options)
-    positions, start = 0, time.perf_counter()
-    for _ in range(epochs):
+    positions, read, start = 0, 0, time.perf_counter()
+    # Whole epochs, at least `epochs` and at least 2M positions given (a small DB is read
+    # several times).
+    done = 0
+    while done < epochs or positions < 2_000_000:
         for batch in loader:
             positions += len(batch["stm"])
+        counts = loader.counts()
+        read += counts["kept"] + counts["dropped"]
+        done += 1
     seconds = time.perf_counter() - start
-    return positions, seconds, loader.counts()
+    return positions, read, seconds, loader.counts()
 
 
 def main():
@@ -40,9 +47,10 @@ def main():
          dict(skips, unique=True)),
     ]
     for name, inputs, options in cases:
-        n, s, counts = rate(inputs, args.epochs, **common, **options)
-        print(f"{name:42s} {n:>10,} positions {s:7.2f} s {n / s / 1e6:6.2f} M/s"
-              f"  inputs {counts['inputs']} dropped {counts['dropped_by']}")
+        n, read, s, counts = rate(inputs, args.epochs, **common, **options)
+        print(f"{name:40s} {n:>10,} given {n / s / 1e6:5.2f} M/s, {read:>10,} read"
+              f" {read / s / 1e6:5.2f} M/s, {s:6.2f} s; last epoch: inputs {counts['inputs']}"
+              f" dropped {counts['dropped_by']}")
 
 
 if __name__ == "__main__":

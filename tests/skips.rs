@@ -296,15 +296,17 @@ r3k3/8/8/8/8/8/8/4K3 w q - ce 4;
 ";
     let db = db_of(dir.path(), "castling", text);
     assert_eq!(export(&db, &["--unique"]).len(), 3);
-    // Through --mix too (the streaming reader, across inputs).
-    let epd = dir.path().join("repeats.epd");
+    // Through --mix too (the streaming reader): the same positions as a DB and as text,
+    // equal weights and sizes, so one round each; a position is given once across both.
+    let repeats_db = dir.path().join("repeats.psdb");
+    let repeats_epd = dir.path().join("repeats.epd");
     let mixed = dir.path().join("mixed.epd");
     ok(&[
         "export",
         "--mix",
-        s(&epd),
+        s(&repeats_epd),
         "--mix",
-        s(&db),
+        s(&repeats_db),
         "-o",
         s(&mixed),
         "--unique",
@@ -315,6 +317,7 @@ r3k3/8/8/8/8/8/8/4K3 w q - ce 4;
         let key: String = line.split(' ').take(4).collect::<Vec<_>>().join(" ");
         *seen.entry(key).or_insert(0) += 1;
     }
+    assert_eq!(seen.len(), 50);
     assert!(seen.values().all(|&n| n == 1), "a position given twice");
 }
 
@@ -357,6 +360,20 @@ fn mixing_gives_each_input_its_weights_share() {
     let again = dir.path().join("again.epd");
     ok(&["export", "--mix", &arg_a, "--mix", &arg_b, "-o", s(&again)]);
     assert_eq!(std::fs::read(&again).unwrap(), text.as_bytes());
+    // --unique does not undo the oversampling: a's repeats are later rounds, not
+    // duplicates (a position given twice within one round would be).
+    let unique = dir.path().join("unique.epd");
+    let stderr = ok(&[
+        "export",
+        "--mix",
+        &arg_a,
+        "--mix",
+        &arg_b,
+        "-o",
+        s(&unique),
+        "--unique",
+    ]);
+    assert_eq!(std::fs::read(&unique).unwrap(), text.as_bytes(), "{stderr}");
     // A bad weight is refused with the text.
     let output = pawnstorm(&["export", "--mix", &format!("{}=0", s(&a)), "-o", s(&again)]);
     assert!(!output.status.success());

@@ -11,6 +11,10 @@
 //! read once and the others as many times as their shares ask). The rates are of positions kept by the filters: an
 //! input that the filters thin out is read further to give its share.
 //!
+//! `--unique` in a mixed stream drops a position given before in the same round (the first
+//! read of each input is round 0, its repeats rounds 1, 2, ...): an oversampled input's
+//! repeats are what its weight asks for, not duplicates.
+//!
 //! A DB is read here, block by block; any other input (binpack, EPD, PGN, JSONL) is parsed
 //! by a thread of its own that hands over records in chunks, so that several such inputs
 //! can be read at once.
@@ -286,6 +290,17 @@ fn next_input<T>(readers: &[Reader<T>], mixing: bool) -> Option<usize> {
         .map(|(i, _)| i)
 }
 
+/// What `--unique` mixes into the keys of round `round` of an input: the first read of
+/// every input is round 0, and a position is a duplicate of one given before in the same
+/// round, so that an oversampled input's repeats are not duplicates of its first read.
+fn round_salt(round: u32) -> u64 {
+    if round == 0 {
+        0
+    } else {
+        draw_key(u32::MAX, round, 0x0007_a1e5)
+    }
+}
+
 /// Parses `path` into `tx`, over and over when `cycle`, until the receiver is gone.
 fn parse(path: PathBuf, cycle: bool, tx: std::sync::mpsc::SyncSender<Message>) {
     loop {
@@ -398,6 +413,7 @@ impl<T: Item> Reader<T> {
                         let mut traits =
                             crate::training::arrays::traits_of_row(filter, &block, row, base);
                         traits.draw = draw;
+                        traits.key ^= round_salt(round);
                         if let Some(reason) = context.ordered.check(&traits) {
                             context.dropped.add(reason);
                             kept = false;
@@ -429,13 +445,13 @@ impl<T: Item> Reader<T> {
                     if let Some(before) = pending.replace(record) {
                         let draw = draw_key(input, round, *ordinal);
                         *ordinal += 1;
-                        decide(out, before, pending.as_ref(), draw, context);
+                        decide(out, before, pending.as_ref(), (draw, round), context);
                     }
                 }
                 if let Some(rejected) = ended {
                     if let Some(last) = pending.take() {
                         let draw = draw_key(input, round, *ordinal);
-                        decide(out, last, None, draw, context);
+                        decide(out, last, None, (draw, round), context);
                     }
                     *ordinal = 0;
                     out.counts.rejected += rejected;
@@ -452,7 +468,7 @@ fn decide<T: Item>(
     out: &mut Output<T>,
     record: Record,
     next: Option<&Record>,
-    draw: u64,
+    (draw, draw_round): (u64, u32),
     context: &mut Context<'_>,
 ) {
     out.counts.read += 1;
@@ -470,7 +486,7 @@ fn decide<T: Item>(
     if !context.ordered.is_empty() {
         let traits = Traits {
             key: if filter.unique {
-                crate::position::zobrist::full_key(&record.position)
+                crate::position::zobrist::full_key(&record.position) ^ round_salt(draw_round)
             } else {
                 0
             },
