@@ -688,7 +688,7 @@ def from_arrow(
 class Loader:
     """Batches of NNUE training features, built ahead by Rust worker threads.
 
-    ``Loader(paths, batch_size=16384, features="halfka_v2_hm", shuffle=True,
+    ``Loader(inputs, batch_size=16384, features="halfka_v2_hm", shuffle=True,
     shuffle_buffer=1_000_000, seed=0, threads=None, **filters)`` reads ``.psdb`` DBs,
     ``.binpack`` files and anything ``pawnstorm import`` reads (EPD/FEN, PGN, lichess JSONL,
     compressed or not), of any size, and yields one dict of numpy arrays per batch:
@@ -700,24 +700,53 @@ class Loader:
     - ``score``: (B,) int32, centipawns from the side to move's view (-2**31 unknown);
     - ``result``: (B,) float32, the side to move's result: 1, 0.5, 0 (NaN unknown).
 
+    ``inputs`` is a path, a list of paths, or a list mixing paths and ``(path, weight)``
+    pairs. Paths alone are shards of one dataset: read one after the other, each once per
+    pass. With any weight (a path alone then weighs 1) the inputs are interleaved: each
+    gives ``weight / sum of weights`` of the positions, to within one position at any
+    point; an input that ends starts again (a small dataset is oversampled), and the pass
+    ends when every input has been read to its end at least once. The shares are of the
+    positions the filters keep.
+
     The arrays own Rust memory lent through the buffer protocol: ``torch.from_numpy`` takes
-    them without a copy. Each ``iter(loader)`` is one pass (epoch) in which every position
-    the filters keep appears once; the last batch may be shorter. With ``shuffle``, DB
-    blocks are read in a random order and positions pass through a buffer of
-    ``shuffle_buffer`` positions (about 120 bytes each); the same ``seed`` gives the same
-    batches, epoch by epoch (epoch ``e`` uses the seed mixed with ``e``), whatever
-    ``threads``. Memory is the shuffle buffer plus two batches per thread. Filters are those
-    of ``pawnstorm features``: ``skip_check``, ``skip_plies``, ``drop_mates``,
-    ``require_score``, ``require_result``, ``quiet_only``, ``pieces`` ("MIN..MAX").
-    Bad records in text or binpack inputs are skipped and counted (``counts()``).
+    them without a copy. Each ``iter(loader)`` is one pass (epoch); the last batch may be
+    shorter. With ``shuffle``, DB blocks are read in a random order and positions pass
+    through a buffer of ``shuffle_buffer`` positions (32 bytes each); the same ``seed``
+    gives the same batches, epoch by epoch (epoch ``e`` uses the seed mixed with ``e``),
+    whatever ``threads``. Memory is the shuffle buffer plus two batches per thread (plus
+    ``unique``'s set). Filters are those of ``pawnstorm export`` and ``features`` (README,
+    "Filters"): ``skip_check``, ``skip_capture``, ``skip_plies``, ``max_score``,
+    ``random_skip``, ``wdl_skip``, ``piece_skip`` (True, ``"Y0,Y16,Y32"`` or three numbers),
+    ``unique``, ``drop_mates``, ``require_score``, ``require_result``, ``quiet_only``,
+    ``pieces`` ("MIN..MAX"). The random ones draw from ``seed`` and the epoch. ``unique``
+    keeps a set of 8-byte position keys for the pass: 9 to 18 bytes a position given. Bad
+    records in text or binpack inputs are skipped and counted (``counts()``).
     """
 
-    def __init__(self, paths, batch_size: int = 16384, features: str = "halfka_v2_hm",
+    _FILTERS = {"skip_check", "skip_capture", "skip_plies", "max_score", "random_skip",
+                "wdl_skip", "piece_skip", "unique", "drop_mates", "require_score",
+                "require_result", "quiet_only", "pieces"}
+
+    def __init__(self, inputs, batch_size: int = 16384, features: str = "halfka_v2_hm",
                  shuffle: bool = True, shuffle_buffer: int = 1_000_000, seed: int = 0,
                  threads: int | None = None, **filters):
-        if isinstance(paths, (str, os.PathLike)):
-            paths = [paths]
-        self.paths = [os.fspath(p) for p in paths]
+        if isinstance(inputs, (str, os.PathLike, tuple)):
+            inputs = [inputs]
+        self.inputs = []
+        self.mixing = False
+        for item in inputs:
+            if isinstance(item, tuple):
+                if len(item) != 2:
+                    raise ValueError(f"an input is a path or (path, weight), not {item!r}")
+                path, weight = item
+                weight = float(weight)
+                if not weight > 0 or weight != weight or weight == float("inf"):
+                    raise ValueError(f"the weight of {os.fspath(path)!r} must be a positive number, not {weight!r}")
+                self.mixing = True
+            else:
+                path, weight = item, 1.0
+            self.inputs.append((os.fspath(path), weight))
+        self.paths = [path for path, _ in self.inputs]
         self.batch_size = batch_size
         self.features = features
         self.shuffle = shuffle
@@ -728,6 +757,8 @@ class Loader:
         self._epoch = 0
         self._last = None
         # The arguments are checked now rather than at the first batch.
+        if not self.inputs:
+            raise ValueError("no inputs")
         if features not in ("768", "halfkp", "halfka_v2_hm"):
             raise ValueError(f"{features!r} is not a feature set: 768, halfkp or halfka_v2_hm")
         if batch_size < 1:
@@ -735,16 +766,16 @@ class Loader:
         for path in self.paths:
             if not os.path.exists(path):
                 raise FileNotFoundError(path)
-        unknown = set(filters) - {"skip_check", "skip_plies", "drop_mates", "require_score",
-                                  "require_result", "quiet_only", "pieces"}
+        unknown = set(filters) - self._FILTERS
         if unknown:
             raise ValueError(f"unknown filter {sorted(unknown)[0]!r}")
 
     def __iter__(self):
         seed = (self.seed * 0x9E3779B97F4A7C15 + self._epoch) % 2**64
         self._epoch += 1
-        native = _native.NativeLoader(self.paths, self.batch_size, self.features, self.shuffle,
-                                      self.shuffle_buffer, seed, self.threads, self.filters)
+        native = _native.NativeLoader(self.inputs, self.mixing, self.batch_size, self.features,
+                                      self.shuffle, self.shuffle_buffer, seed, self.threads,
+                                      self.filters)
         self._last = native
         while True:
             batch = native.next_batch()
@@ -754,8 +785,12 @@ class Loader:
                    for name, (buffer, dtype, shape) in batch.items()}
 
     def counts(self) -> dict:
-        """Of the last pass so far: positions kept, dropped by the filters, rejected."""
+        """Of the last pass so far: positions kept (given to the batches), dropped by the
+        filters, rejected (bad records); ``inputs``, the positions each input gave, in the
+        order given; ``dropped_by``, {filter option: positions it dropped}."""
         if self._last is None:
-            return {"kept": 0, "dropped": 0, "rejected": 0}
-        kept, dropped, rejected = self._last.counts()
-        return {"kept": kept, "dropped": dropped, "rejected": rejected}
+            return {"kept": 0, "dropped": 0, "rejected": 0,
+                    "inputs": [0] * len(self.inputs), "dropped_by": {}}
+        kept, dropped, rejected, inputs, by = self._last.counts()
+        return {"kept": kept, "dropped": dropped, "rejected": rejected,
+                "inputs": list(inputs), "dropped_by": dict(by)}

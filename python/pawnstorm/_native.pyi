@@ -109,7 +109,8 @@ class NativeArray:
 class NativeLoader:
     def __init__(
         self,
-        paths: list[str],
+        inputs: list[tuple[str, float]],
+        mixing: bool,
         batch_size: int,
         features: str,
         shuffle: bool,
@@ -119,4 +120,4 @@ class NativeLoader:
         filters: dict[str, Any],
     ) -> None: ...
     def next_batch(self) -> dict[str, tuple[NativeArray, str, tuple[int, ...]]] | None: ...
-    def counts(self) -> tuple[int, int, int]: ...
+    def counts(self) -> tuple[int, int, int, list[int], list[tuple[str, int]]]: ...

@@ -24,12 +24,14 @@ use pawnstorm::eval::batch::ScoreTable;
 use pawnstorm::eval::columns as eval_columns;
 use pawnstorm::eval::features::{self, MaskTable};
 use pawnstorm::eval::{Prepared, Weights};
-use pawnstorm::export::filters::{Filter, parse_piece_range};
+use pawnstorm::export::filters::{Filter, Reason, parse_piece_range};
+use pawnstorm::export::skips::parse_piece_weights;
 use pawnstorm::import::{self, Format, ImportOptions, IntoDb, Observers, Source};
 use pawnstorm::io::npz::NpzWriter;
 use pawnstorm::io::table::{self, ColumnType};
 use pawnstorm::training::arrays::{self, Layout};
 use pawnstorm::training::loader::{Loader, LoaderConfig};
+use pawnstorm::training::mix::Input;
 use pawnstorm::training::nnue::{FeatureSet, MAX_ACTIVE};
 
 create_exception!(
@@ -112,6 +114,26 @@ fn filter(options: &Bound<'_, PyDict>, prepared: &Prepared) -> PyResult<Filter> 
                 filter.pieces = match value.extract::<Option<String>>()? {
                     Some(text) => Some(parse_piece_range(&text).map_err(PyValueError::new_err)?),
                     None => None,
+                }
+            }
+            "skip_capture" => filter.skip_capture = value.extract()?,
+            "max_score" => filter.max_score = value.extract()?,
+            "random_skip" => filter.random_skip = value.extract()?,
+            "wdl_skip" => filter.wdl_skip = value.extract()?,
+            "unique" => filter.unique = value.extract()?,
+            "skip_seed" => filter.seed = value.extract()?,
+            "piece_skip" => {
+                // True: flat; "Y0,Y16,Y32" or three numbers: nnue-pytorch's parabola.
+                filter.piece_skip = if let Ok(on) = value.extract::<bool>() {
+                    on.then_some([1.0; 3])
+                } else if value.is_none() {
+                    None
+                } else if let Ok(text) = value.extract::<String>() {
+                    Some(parse_piece_weights(&text).map_err(PyValueError::new_err)?)
+                } else {
+                    let y: Vec<f64> = value.extract()?;
+                    let text = y.iter().map(f64::to_string).collect::<Vec<_>>().join(",");
+                    Some(parse_piece_weights(&text).map_err(PyValueError::new_err)?)
                 }
             }
             other => {
@@ -789,10 +811,11 @@ struct NativeLoader {
 #[pymethods]
 impl NativeLoader {
     #[new]
-    #[pyo3(signature = (paths, batch_size, features, shuffle, shuffle_buffer, seed, threads, filters))]
+    #[pyo3(signature = (inputs, mixing, batch_size, features, shuffle, shuffle_buffer, seed, threads, filters))]
     #[allow(clippy::too_many_arguments)]
     fn new(
-        paths: Vec<PathBuf>,
+        inputs: Vec<(PathBuf, f64)>,
+        mixing: bool,
         batch_size: usize,
         features: &str,
         shuffle: bool,
@@ -809,8 +832,13 @@ impl NativeLoader {
         let filter = filter(filters, pawnstorm::eval::default_weights())?;
         let threads =
             threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        let inputs = inputs
+            .into_iter()
+            .map(|(path, weight)| Input { path, weight })
+            .collect();
         let loader = Loader::start(LoaderConfig {
-            paths,
+            inputs,
+            mixing,
             batch_size,
             set,
             shuffle,
@@ -889,14 +917,27 @@ impl NativeLoader {
         Ok(Some(dict.unbind()))
     }
 
-    /// (kept, dropped by the filters, rejected bad records) so far.
-    fn counts(&self) -> PyResult<(u64, u64, u64)> {
+    /// (kept, dropped by the filters, rejected bad records, positions each input gave,
+    /// {filter option: positions it dropped}) so far.
+    #[allow(clippy::type_complexity)]
+    fn counts(&self) -> PyResult<(u64, u64, u64, Vec<u64>, Vec<(String, u64)>)> {
         let c = self
             .counts
             .lock()
             .map_err(|_| PyValueError::new_err("loader poisoned"))?
             .clone();
-        Ok((c.kept, c.dropped, c.rejected))
+        let by = Reason::ALL
+            .iter()
+            .filter(|r| c.dropped_by.count(**r) > 0)
+            .map(|r| (r.option().to_string(), c.dropped_by.count(*r)))
+            .collect();
+        Ok((
+            c.kept,
+            c.dropped,
+            c.rejected,
+            c.inputs.iter().map(|i| i.given).collect(),
+            by,
+        ))
     }
 }
 

@@ -167,3 +167,98 @@ def test_counts_can_be_read_while_a_pass_waits_for_batches(inputs):
     poller.join(timeout=10)
     assert not poller.is_alive()
     assert seen and max(seen) <= total == loader.counts()["kept"]
+
+
+def _distinct_epd(fixtures, n):
+    """The first n positions of the texel fixture (distinct), as EPD position fields."""
+    lines = (fixtures / "texel" / "labeled-from-fixture-pgns.epd").read_text().splitlines()
+    return [" ".join(line.split()[:4]) for line in lines[:n]]
+
+
+def _white_results(batches):
+    """White's result of each position (1, 0.5, 0) from the side to move's."""
+    out = []
+    for b in batches:
+        for stm, r in zip(b["stm"], b["result"]):
+            out.append(float(r) if stm == 0 else 1.0 - float(r))
+    return np.array(out)
+
+
+def test_weighted_inputs_mix_at_their_rates(tmp_path, cli, fixtures):
+    positions = _distinct_epd(fixtures, 2500)
+    # a: 500 positions scored 1, b: 2000 scored 2, so each batch row tells its input.
+    (tmp_path / "a.epd").write_text("".join(f"{p} ce 1;\n" for p in positions[:500]))
+    (tmp_path / "b.epd").write_text("".join(f"{p} ce 2;\n" for p in positions[500:]))
+    cli("import", tmp_path / "a.epd", "-o", tmp_path / "a.psdb")
+    inputs = [(tmp_path / "a.psdb", 3), (tmp_path / "b.epd", 1)]
+    loader = pawnstorm.Loader(inputs, batch_size=1000, shuffle=False, threads=2)
+    batches = list(loader)
+    # Side to move's view: the sign tells nothing of the input, the size does.
+    scores = np.abs(np.concatenate([b["score"] for b in batches]))
+    from_a = int((scores == 1).sum())
+    from_b = int((scores == 2).sum())
+    assert from_b == 2000, "the input largest for its weight is read once, whole"
+    assert abs(from_a - 6000) <= 3
+    counts = loader.counts()
+    assert counts["inputs"] == [from_a, from_b]
+    assert counts["kept"] == from_a + from_b
+    # The rate holds along the stream, not only at the end: every batch is 3:1.
+    for b in batches[:-1]:
+        share = (np.abs(b["score"]) == 1).mean()
+        assert abs(share - 0.75) < 0.01, share
+    # Shuffled: same seed, same batches, whatever the threads.
+    shuffled = pawnstorm.Loader(inputs, batch_size=1000, shuffle_buffer=3000, seed=4, threads=2)
+    again = pawnstorm.Loader(inputs, batch_size=1000, shuffle_buffer=3000, seed=4, threads=1)
+    assert rows(shuffled) == rows(again)
+    # A plain list stays shards: each read once, in order.
+    plain = pawnstorm.Loader([tmp_path / "a.psdb", tmp_path / "b.epd"], batch_size=1000, shuffle=False)
+    assert len(rows(plain)) == 2500 and plain.counts()["inputs"] == [500, 2000]
+    with pytest.raises(ValueError, match="positive"):
+        pawnstorm.Loader([(tmp_path / "a.psdb", 0)])
+
+
+def test_skip_rules_in_the_loader(tmp_path, cli, fixtures):
+    positions = _distinct_epd(fixtures, 500)
+    # 70% draws, 20% White wins, 10% Black wins.
+    lines = []
+    for i in range(6000):
+        result = "0-1" if i % 10 == 0 else "1-0" if i % 10 in (1, 2) else "1/2-1/2"
+        lines.append(f'{positions[(i * 7) % 500]} c9 "{result}";\n')
+    (tmp_path / "skewed.epd").write_text("".join(lines))
+    cli("import", tmp_path / "skewed.epd", "-o", tmp_path / "skewed.psdb")
+    for path in (tmp_path / "skewed.psdb", tmp_path / "skewed.epd"):
+        loader = pawnstorm.Loader(path, batch_size=512, shuffle=False, wdl_skip=True)
+        results = _white_results(loader)
+        for value in (1.0, 0.5, 0.0):
+            share = (results == value).mean()
+            assert abs(share - 1 / 3) < 0.05, (path, value, share)
+        assert loader.counts()["dropped_by"]["--wdl-skip"] == 6000 - len(results)
+        first = rows(pawnstorm.Loader(path, batch_size=512, seed=3, wdl_skip=True, random_skip=1))
+        second = rows(pawnstorm.Loader(path, batch_size=512, seed=3, wdl_skip=True, random_skip=1, threads=1))
+        assert first == second
+    # The move played: a capture, a quiet move, a promotion; a lopsided score.
+    (tmp_path / "moves.epd").write_text(
+        "4k3/8/8/3p4/4P3/8/8/4K3 w - - move e4d5; ce 10;\n"
+        "4k3/8/8/3p4/4P3/8/8/4K3 w - - move e4e5; ce 20;\n"
+        "4k3/P7/8/8/8/8/8/4K3 w - - move a7a8q; ce 30;\n"
+        "4k3/8/8/8/8/8/8/QQ2K3 w - - ce 2500;\n")
+    kept = [int(s) for b in pawnstorm.Loader(tmp_path / "moves.epd", shuffle=False, skip_capture=True)
+            for s in b["score"]]
+    assert kept == [20, 2500]
+    kept = [int(s) for b in pawnstorm.Loader(tmp_path / "moves.epd", shuffle=False, max_score=1000)
+            for s in b["score"]]
+    assert kept == [10, 20, 30]
+
+
+def test_unique_drops_exactly_the_repeats(tmp_path, fixtures):
+    positions = _distinct_epd(fixtures, 40)
+    lines = []
+    for rnd in range(3):
+        for i, p in enumerate(positions):
+            if rnd <= i % 3:
+                lines.append(f"{p} ce {rnd * 100 + i};\n")
+    (tmp_path / "repeats.epd").write_text("".join(lines))
+    loader = pawnstorm.Loader(tmp_path / "repeats.epd", shuffle=False, unique=True)
+    scores = sorted(abs(int(s)) for b in loader for s in b["score"])
+    assert scores == list(range(40)), "the first of each position, and only it"
+    assert loader.counts()["dropped_by"] == {"--unique": len(lines) - 40}

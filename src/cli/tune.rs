@@ -140,6 +140,7 @@ pub fn run(args: Args, global: Global) -> Result<()> {
     let pool = pawnstorm::io::workers::pool(args.threads).context("starting worker threads")?;
     let threads = pool.current_num_threads();
 
+    args.filters.refuse_ordered("tune")?;
     let prepared = Prepared::new(start.clone());
     let options = LoadOptions {
         needs_result: args.wdl_weight > 0.0,

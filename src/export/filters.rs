@@ -1,7 +1,11 @@
-//! Which positions a trainer wants: the filters of `features`, `tune` and `export`.
+//! Which positions a trainer wants: the filters of `features`, `tune`, `export` and the
+//! loader.
 //!
 //! A position is dropped by the first filter it fails, in the order of [`Reason::ALL`] (the
-//! cheap label checks first, the quiescence search last), and counted under that filter.
+//! cheap label checks first, the quiescence search after them, the random rules last), and
+//! counted under that filter. [`Filter::check`] decides the rules that look at one row;
+//! the rules that look at the rows before it (`--unique`, `--wdl-skip`, `--piece-skip`)
+//! are [`super::skips::Ordered`]'s, applied afterwards in the input's order.
 
 use std::fmt;
 use std::ops::RangeInclusive;
@@ -24,21 +28,33 @@ pub enum Reason {
     NoResult,
     NoScore,
     Mate,
+    MaxScore,
     Plies,
     Pieces,
     Check,
+    Capture,
     NotQuiet,
+    Random,
+    Duplicate,
+    Wdl,
+    PieceSkip,
 }
 
 impl Reason {
-    pub const ALL: [Reason; 7] = [
+    pub const ALL: [Reason; 13] = [
         Reason::NoResult,
         Reason::NoScore,
         Reason::Mate,
+        Reason::MaxScore,
         Reason::Plies,
         Reason::Pieces,
         Reason::Check,
+        Reason::Capture,
         Reason::NotQuiet,
+        Reason::Random,
+        Reason::Duplicate,
+        Reason::Wdl,
+        Reason::PieceSkip,
     ];
 
     /// The option that drops it, as the summary names it.
@@ -47,10 +63,16 @@ impl Reason {
             Reason::NoResult => "--require-result",
             Reason::NoScore => "--require-score",
             Reason::Mate => "--drop-mates",
+            Reason::MaxScore => "--max-score",
             Reason::Plies => "--skip-plies",
             Reason::Pieces => "--pieces",
             Reason::Check => "--skip-check",
+            Reason::Capture => "--skip-capture",
             Reason::NotQuiet => "--quiet-only",
+            Reason::Random => "--random-skip",
+            Reason::Duplicate => "--unique",
+            Reason::Wdl => "--wdl-skip",
+            Reason::PieceSkip => "--piece-skip",
         }
     }
 }
@@ -71,6 +93,36 @@ pub struct Filter {
     /// Keep positions where no capture or promotion sequence beats the static evaluation
     /// (a quiescence search with these weights); positions in check are not quiet.
     pub quiet_only: Option<Prepared>,
+    /// Drop positions whose score label is beyond this many centipawns either way
+    /// (Stockfish's learner, `eval_limit`).
+    pub max_score: Option<u32>,
+    /// Drop positions whose move played is a capture or a promotion (nnue-pytorch's and
+    /// Stockfish's learner's "smart FEN skipping", with `skip_check`).
+    pub skip_capture: bool,
+    /// Drop each position with probability N / (N + 1) (nnue-pytorch's
+    /// `random_fen_skipping`); 0 keeps all.
+    pub random_skip: u32,
+    /// Drop a position already kept (its Zobrist key seen), keeping the first.
+    pub unique: bool,
+    /// Skip at random so that wins, draws and losses come out in equal shares.
+    pub wdl_skip: bool,
+    /// Skip at random so that the piece counts follow nnue-pytorch's desired distribution,
+    /// the parabola through (0, y0), (16, y16), (32, y32).
+    pub piece_skip: Option<[f64; 3]>,
+    /// Seed of the random rules: a row's draws depend only on it and the row's identity.
+    pub seed: u64,
+}
+
+/// The move played from a row, as the capture rule sees it.
+#[derive(Clone, Copy, Debug, Default)]
+pub enum Played {
+    /// Neither the move nor the next position of the game is known.
+    #[default]
+    Unknown,
+    /// The `move` label.
+    Move(u16),
+    /// The next row of the same game (same game id, ply + 1): what changed tells.
+    Next(PositionBoards),
 }
 
 /// How many positions each filter dropped.
@@ -123,6 +175,10 @@ pub struct Row {
     pub score: Option<i32>,
     pub ply: Option<u16>,
     pub fullmove_number: u16,
+    pub played: Played,
+    /// The row's identity for the random rules (see [`super::skips::draw_key`]): the same
+    /// identity gets the same draws, whichever thread looks at it.
+    pub draw: u64,
 }
 
 impl Row {
@@ -136,7 +192,22 @@ impl Row {
             score: block.score.map(|c| c[row]).filter(|&s| s != NO_SCORE),
             ply: block.ply.map(|c| c[row]).filter(|&p| p != NO_PLY),
             fullmove_number: block.fullmove_number[row],
+            played: Played::Unknown,
+            draw: 0,
         }
+    }
+
+    /// [`Row::of_block`] with the move played: the `move` label, else the next row of the
+    /// same game, found in `block` or, for its last row, in `next` (the following block,
+    /// asked for only then).
+    pub fn of_block_in_game<'a>(
+        block: &Block<'a>,
+        row: usize,
+        next: impl FnOnce() -> Option<Block<'a>>,
+    ) -> Row {
+        let mut view = Row::of_block(block, row);
+        view.played = played_in_block(block, row, next);
+        view
     }
 
     pub fn of_record(record: &Record) -> Row {
@@ -147,7 +218,27 @@ impl Row {
             score: record.labels.score,
             ply: record.labels.ply,
             fullmove_number: p.fullmove_number(),
+            played: record
+                .labels
+                .move_played
+                .map_or(Played::Unknown, Played::Move),
+            draw: 0,
         }
+    }
+
+    /// Fills in the move from `next`, the record after this one in its input, when this
+    /// row has no move label and `next` is the next position of the same game.
+    pub fn with_next_record(mut self, this: &Record, next: Option<&Record>) -> Row {
+        if matches!(self.played, Played::Unknown)
+            && let Some(next) = next
+            && same_game_next(
+                (this.labels.game_id, this.labels.ply),
+                (next.labels.game_id, next.labels.ply),
+            )
+        {
+            self.played = Played::Next(crate::eval::position_boards(&next.position));
+        }
+        self
     }
 
     /// Half-moves played: the label, else from the fullmove number.
@@ -183,7 +274,74 @@ impl Row {
     pub fn piece_count(&self) -> u32 {
         (self.boards.colors[0] | self.boards.colors[1]).count_ones()
     }
+
+    /// Whether the move played is known to capture or promote.
+    pub fn capture_or_promotion(&self) -> bool {
+        match self.played {
+            Played::Unknown => false,
+            Played::Move(code) => super::skips::move_is_noisy(&self.boards, code),
+            Played::Next(after) => super::skips::transition_is_noisy(&self.boards, &after),
+        }
+    }
 }
+
+/// Whether labels (game id, ply) `b` are those of the position after `a` in its game.
+fn same_game_next(a: (Option<u32>, Option<u16>), b: (Option<u32>, Option<u16>)) -> bool {
+    matches!((a, b), ((Some(ga), Some(pa)), (Some(gb), Some(pb))) if ga == gb && pa.checked_add(1) == Some(pb))
+}
+
+/// The move played from `row` of `block`: the `move` column, else the next row's boards
+/// when it is the same game's next position.
+fn played_in_block<'a>(
+    block: &Block<'a>,
+    row: usize,
+    next: impl FnOnce() -> Option<Block<'a>>,
+) -> Played {
+    use crate::db::{NO_GAME, NO_PLY, NO_U16};
+    if let Some(code) = block.u16_labels[MOVE_LABEL]
+        .map(|c| c[row])
+        .filter(|&m| m != NO_U16)
+    {
+        return Played::Move(code);
+    }
+    let (Some(games), Some(plies)) = (block.game_id, block.ply) else {
+        return Played::Unknown;
+    };
+    let labels = |games: &[u32], plies: &[u16], r: usize| {
+        (
+            Some(games[r]).filter(|&g| g != NO_GAME),
+            Some(plies[r]).filter(|&p| p != NO_PLY),
+        )
+    };
+    let this = labels(games, plies, row);
+    if row + 1 < block.len {
+        if same_game_next(this, labels(games, plies, row + 1)) {
+            return Played::Next(crate::eval::batch::row_boards(block, row + 1));
+        }
+        return Played::Unknown;
+    }
+    match next() {
+        Some(following)
+            if following.len > 0
+                && following.game_id.is_some()
+                && following.ply.is_some()
+                && same_game_next(
+                    this,
+                    labels(
+                        following.game_id.expect("checked"),
+                        following.ply.expect("checked"),
+                        0,
+                    ),
+                ) =>
+        {
+            Played::Next(crate::eval::batch::row_boards(&following, 0))
+        }
+        _ => Played::Unknown,
+    }
+}
+
+/// Where the `move` column sits among the DB's `u16` label columns.
+const MOVE_LABEL: usize = 4;
 
 /// Deepest capture sequence the quiet test follows; longer ones count as quiet.
 const QUIET_MAX_PLY: usize = 16;
@@ -191,13 +349,18 @@ const QUIET_MAX_PLY: usize = 16;
 impl Filter {
     /// Whether every position passes.
     pub fn is_empty(&self) -> bool {
-        !self.require_result
-            && !self.require_score
-            && !self.drop_mates
-            && self.skip_plies == 0
-            && self.pieces.is_none()
-            && !self.skip_check
-            && self.quiet_only.is_none()
+        !self.has_row_rules() && !self.has_ordered_rules()
+    }
+
+    /// Whether a rule that looks at earlier rows is asked for: `--unique`, `--wdl-skip`,
+    /// `--piece-skip` ([`super::skips::Ordered`] applies them, after [`Filter::check`]).
+    pub fn has_ordered_rules(&self) -> bool {
+        self.unique || self.wdl_skip || self.piece_skip.is_some()
+    }
+
+    /// Whether [`Filter::check`] needs the move played (so the row's `played`).
+    pub fn needs_move(&self) -> bool {
+        self.skip_capture
     }
 
     /// Why `row` is dropped, or `None` to keep it. `board` builds the full position, which
@@ -222,6 +385,11 @@ impl Filter {
         {
             return Some(Reason::Mate);
         }
+        if let Some(bound) = self.max_score
+            && row.score.is_some_and(|s| s.unsigned_abs() > bound)
+        {
+            return Some(Reason::MaxScore);
+        }
         if row.ply() < self.skip_plies {
             return Some(Reason::Plies);
         }
@@ -233,6 +401,9 @@ impl Filter {
         let in_check = (self.skip_check || self.quiet_only.is_some()) && row.in_check();
         if self.skip_check && in_check {
             return Some(Reason::Check);
+        }
+        if self.skip_capture && row.capture_or_promotion() {
+            return Some(Reason::Capture);
         }
         if self.quiet_only.is_some() {
             if in_check {
@@ -248,6 +419,13 @@ impl Filter {
                 return Some(Reason::NotQuiet);
             }
         }
+        if self.random_skip > 0
+            && super::skips::uniform(self.seed, row.draw, super::skips::Rule::Random)
+                * (self.random_skip as f64 + 1.0)
+                < self.random_skip as f64
+        {
+            return Some(Reason::Random);
+        }
         None
     }
 
@@ -258,26 +436,54 @@ impl Filter {
             .map(|prepared| Evaluator::new(prepared.clone(), 1 << 12))
     }
 
-    /// The rows of `block` to keep, in order, appended to `keep`; the dropped ones counted.
-    pub fn block_rows(
+    /// The rows of `block` within `rows` to keep, in order, appended to `keep`; the dropped
+    /// ones counted. `first` is the DB index of the block's row 0 (the rows' identity for
+    /// the random rules); `next` gives the following block, asked for only when the move
+    /// of the block's last row must be found there. The ordered rules are not applied.
+    #[allow(clippy::too_many_arguments)]
+    pub fn block_rows<'a>(
         &self,
-        block: &Block<'_>,
+        block: &Block<'a>,
+        rows: std::ops::Range<usize>,
+        first: u64,
+        next: impl FnOnce() -> Option<Block<'a>>,
         evaluator: &mut Option<Evaluator>,
         keep: &mut Vec<u32>,
         dropped: &mut Dropped,
     ) {
-        for row in 0..block.len {
-            if self.is_empty() {
-                keep.push(row as u32);
-                continue;
-            }
-            let view = Row::of_block(block, row);
+        if !self.has_row_rules() {
+            keep.extend(rows.start as u32..rows.end as u32);
+            return;
+        }
+        let mut next = Some(next);
+        for row in rows {
+            let mut view = if self.needs_move() {
+                let next = || next.take().and_then(|f| f());
+                Row::of_block_in_game(block, row, next)
+            } else {
+                Row::of_block(block, row)
+            };
+            view.draw = super::skips::draw_key(0, 0, first + row as u64);
             let board = || block.record(row).ok().map(|r| Board::new(r.position));
             match self.check(&view, board, evaluator.as_mut()) {
                 None => keep.push(row as u32),
                 Some(reason) => dropped.add(reason),
             }
         }
+    }
+
+    /// Whether a rule that [`Filter::check`] decides is asked for.
+    pub fn has_row_rules(&self) -> bool {
+        self.require_result
+            || self.require_score
+            || self.drop_mates
+            || self.skip_plies > 0
+            || self.pieces.is_some()
+            || self.skip_check
+            || self.quiet_only.is_some()
+            || self.max_score.is_some()
+            || self.skip_capture
+            || self.random_skip > 0
     }
 }
 

@@ -13,17 +13,18 @@ pub mod columns;
 pub mod filters;
 pub mod parquet;
 pub mod plain;
+pub mod skips;
 
 use std::fmt;
 use std::ops::Range;
 use std::path::Path;
+use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use crate::db::{Block, Database, DbError};
+use crate::db::{Database, DbError};
 use crate::eval::Evaluator;
-use crate::export::filters::{Dropped, Filter, Row};
-use crate::movegen::Board;
+use crate::export::filters::{Dropped, Filter};
 use crate::position::labels::{self, Record};
 
 /// An export format.
@@ -153,6 +154,10 @@ pub struct Chunk {
     pub blocks: Range<usize>,
     /// The DB rows (positions) of the chunk that the export's range covers.
     pub rows: Range<u64>,
+    /// The rows kept, decided beforehand for the whole export (per block of the DB, rows
+    /// within it): the ordered rules (`--unique`, `--wdl-skip`, `--piece-skip`) need the
+    /// rows before. `None`: the filter decides each row here.
+    pub picked: Option<Arc<Vec<Vec<u32>>>>,
 }
 
 /// The chunks of whole blocks, about `target_rows` rows each, that cover `range`.
@@ -172,6 +177,7 @@ pub fn chunks(db: &Database, range: &Range<u64>, target_rows: usize) -> Vec<Chun
             Chunk {
                 blocks: blocks.start as usize..blocks.end as usize,
                 rows,
+                picked: None,
             }
         })
         .collect()
@@ -198,14 +204,18 @@ pub fn for_each_kept(
         let rows = chunk.rows.start.max(base) - base..chunk.rows.end.min(base + n) - base;
         tally.read += rows.end - rows.start;
         keep.clear();
-        kept_rows(
-            filter,
-            &block,
-            rows,
-            evaluator,
-            &mut keep,
-            &mut tally.dropped,
-        );
+        match &chunk.picked {
+            Some(picked) => keep.extend_from_slice(&picked[b]),
+            None => filter.block_rows(
+                &block,
+                rows.start as usize..rows.end as usize,
+                base,
+                || db.block(b + 1).ok(),
+                evaluator,
+                &mut keep,
+                &mut tally.dropped,
+            ),
+        }
         for &row in &keep {
             let index = base + row as u64;
             let record = block
@@ -221,29 +231,6 @@ pub fn for_each_kept(
     }
     tally.written = kept - tally.skipped.total();
     Ok(())
-}
-
-/// The rows of `block` within `rows` that the filter keeps, appended to `keep`.
-fn kept_rows(
-    filter: &Filter,
-    block: &Block<'_>,
-    rows: Range<u64>,
-    evaluator: &mut Option<Evaluator>,
-    keep: &mut Vec<u32>,
-    dropped: &mut Dropped,
-) {
-    if filter.is_empty() {
-        keep.extend(rows.start as u32..rows.end as u32);
-        return;
-    }
-    for row in rows.start as usize..rows.end as usize {
-        let view = Row::of_block(block, row);
-        let board = || block.record(row).ok().map(|r| Board::new(r.position));
-        match filter.check(&view, board, evaluator.as_mut()) {
-            None => keep.push(row as u32),
-            Some(reason) => dropped.add(reason),
-        }
-    }
 }
 
 /// Runs `encode` on every chunk in parallel (in the current rayon pool), a window of

@@ -447,6 +447,32 @@ pub fn chunk(
     ))
 }
 
+/// Records that come from no single DB (`export --mix`), numbered from `first` in the
+/// output's order (the `index` column), encoded as one row group of `columns`.
+pub fn records_group(
+    records: &[Record],
+    first: u64,
+    columns: Columns,
+    schema: &SchemaDescriptor,
+    props: &WriterPropertiesPtr,
+) -> Result<EncodedRowGroup, ParquetError> {
+    let mut group = RowGroupColumns::new(columns);
+    for (i, record) in records.iter().enumerate() {
+        group.push(first + i as u64, record);
+    }
+    let rows = group.index.len();
+    let encoded = group
+        .finish()
+        .into_iter()
+        .enumerate()
+        .map(|(i, values)| encode_column(schema, props, i, values))
+        .collect::<Result<_, _>>()?;
+    Ok(EncodedRowGroup {
+        columns: encoded,
+        rows,
+    })
+}
+
 /// A Parquet file being written: row groups go in as they are encoded.
 pub struct ParquetSink<W: Write + Send> {
     writer: SerializedFileWriter<W>,

@@ -4,15 +4,15 @@
 //! worker threads. Memory is bounded by the shuffle buffer and the batches in flight, not by
 //! the data.
 //!
-//! One reader thread walks the inputs in order (a DB's blocks in a seeded random order when
+//! One reader thread reads the inputs as [`super::mix`] says (one after the other, or
+//! interleaved at their weights' rates; a DB's blocks in a seeded random order when
 //! shuffling), applies the filters and feeds the shuffle buffer; what leaves the buffer is
 //! cut into batches, numbered, and handed to the workers, which compute the features; the
-//! consumer takes the batches back in their numbers' order. So every position kept by the
-//! filters appears once per pass, and the same seed gives the same batches whatever the
-//! thread count.
+//! consumer takes the batches back in their numbers' order. So without weights every
+//! position kept by the filters appears once per pass, and the same seed gives the same
+//! batches whatever the thread count.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
@@ -20,18 +20,19 @@ use std::thread::JoinHandle;
 
 use pawnstorm_kernels::Color;
 
-use crate::db::{Database, DbError};
-use crate::export::filters::{Filter, Row};
-use crate::import::{self, AfterRejection, Handlers, ImportOptions, Source};
-use crate::movegen::Board;
+use crate::export::filters::Filter;
 use crate::position::labels::{GameResult, Record};
 use crate::training::arrays::UNKNOWN_SCORE;
+use crate::training::mix::{self, Input, InputCounts, Item, MixConfig};
 use crate::training::nnue::{FeatureSet, MAX_ACTIVE};
 
 /// What a loader reads and how it cuts it.
 #[derive(Clone, Debug)]
 pub struct LoaderConfig {
-    pub paths: Vec<PathBuf>,
+    pub inputs: Vec<Input>,
+    /// Interleave the inputs at their weights' rates, each cycling ([`super::mix`]);
+    /// otherwise read them one after the other, each once.
+    pub mixing: bool,
     pub batch_size: usize,
     pub set: FeatureSet,
     pub shuffle: bool,
@@ -158,6 +159,10 @@ pub struct ReadCounts {
     pub dropped: u64,
     /// Bad records in text or binpack inputs (skipped, as `import` skips them).
     pub rejected: u64,
+    /// Each input's part, in the order given.
+    pub inputs: Vec<InputCounts>,
+    /// What each filter dropped.
+    pub dropped_by: crate::export::filters::Dropped,
 }
 
 /// A running pass over the inputs: an iterator of batches.
@@ -214,7 +219,7 @@ impl Loader {
         if config.batch_size == 0 {
             return Err("batch_size must be at least 1".to_string());
         }
-        if config.paths.is_empty() {
+        if config.inputs.is_empty() {
             return Err("no inputs".to_string());
         }
         let threads = config.threads.max(1);
@@ -486,6 +491,15 @@ fn prefetch<T>(value: &T) {
     let _ = value;
 }
 
+impl Item for Packed {
+    fn of_block_row(block: &crate::db::Block<'_>, row: usize) -> Result<Packed, String> {
+        Ok(Packed::of_block_row(block, row))
+    }
+    fn of_record(record: &Record) -> Packed {
+        Packed::of_record(record)
+    }
+}
+
 fn read_all(
     config: &LoaderConfig,
     batcher: &mut Batcher<'_>,
@@ -497,7 +511,7 @@ fn read_all(
     } else {
         0
     };
-    let block_rng = Rng(rng.next());
+    let blocks_seed = rng.next();
     let mut shuffler = Shuffler {
         buffer: shuffle_buffer(capacity),
         capacity,
@@ -506,107 +520,38 @@ fn read_all(
         pushes: 0,
         out: batcher,
     };
-    let mut block_rng = block_rng;
-    let mut evaluator = config.filter.evaluator();
-    let mut local = ReadCounts::default();
-    for path in &config.paths {
-        let mut keep = |record: &Record, local: &mut ReadCounts| -> bool {
-            let row = Row::of_record(record);
-            let board = || Some(Board::new(record.position.clone()));
-            if config.filter.is_empty()
-                || config
-                    .filter
-                    .check(&row, board, evaluator.as_mut())
-                    .is_none()
-            {
-                local.kept += 1;
-                true
-            } else {
-                local.dropped += 1;
-                false
-            }
-        };
-        match Database::open(path) {
-            Ok(db) => {
-                let mut order: Vec<usize> = (0..db.block_count()).collect();
-                if config.shuffle {
-                    for i in (1..order.len()).rev() {
-                        let j = block_rng.below(i + 1);
-                        order.swap(i, j);
-                    }
-                }
-                for b in order {
-                    // Read and checked (checksum, every row a position) as every pass reads.
-                    let block = db.block(b).map_err(|e| e.to_string())?;
-                    for row in 0..block.len {
-                        let kept = if config.filter.is_empty() {
-                            true
-                        } else {
-                            let view = Row::of_block(&block, row);
-                            let board = || block.record(row).ok().map(|r| Board::new(r.position));
-                            config
-                                .filter
-                                .check(&view, board, evaluator.as_mut())
-                                .is_none()
-                        };
-                        if kept {
-                            local.kept += 1;
-                            shuffler.push(Packed::of_block_row(&block, row))?;
-                        } else {
-                            local.dropped += 1;
-                        }
-                    }
-                    publish(counts, &local);
-                }
-            }
-            Err(DbError::NotADatabase { .. }) => {
-                let source = Source::File(path.clone());
-                let mut failure = None;
-                let mut rejected = 0u64;
-                let result = import::import(
-                    &source,
-                    source.format(),
-                    &ImportOptions::default(),
-                    &mut 0,
-                    &mut Handlers {
-                        record: &mut |record| {
-                            if keep(record, &mut local)
-                                && let Err(e) = shuffler.push(Packed::of_record(record))
-                            {
-                                // Stops the import: the loader is gone.
-                                failure = Some(e);
-                                return Err(DbError::Io {
-                                    path: path.clone(),
-                                    error: std::io::Error::other(STOPPED),
-                                });
-                            }
-                            Ok(())
-                        },
-                        reject: &mut |_| {
-                            rejected += 1;
-                            AfterRejection::Continue
-                        },
-                        progress: &mut |_| {},
-                    },
-                );
-                local.rejected += rejected;
-                if let Some(e) = failure {
-                    return Err(e);
-                }
-                result.map_err(|e| e.to_string())?;
-                publish(counts, &local);
-            }
-            Err(e) => return Err(e.to_string()),
-        }
-    }
+    let mut filter = config.filter.clone();
+    filter.seed ^= config.seed;
+    let mix_config = MixConfig {
+        inputs: config.inputs.clone(),
+        mixing: config.mixing,
+        filter,
+        shuffle_blocks: config.shuffle,
+        seed: blocks_seed,
+    };
+    let (inputs, dropped) = mix::run(
+        &mix_config,
+        |packed: Packed| shuffler.push(packed),
+        |inputs, dropped| publish(counts, inputs, dropped),
+    )?;
     shuffler.finish()?;
-    publish(counts, &local);
+    publish(counts, &inputs, &dropped);
     Ok(())
 }
 
-fn publish(counts: &Mutex<ReadCounts>, local: &ReadCounts) {
+fn publish(
+    counts: &Mutex<ReadCounts>,
+    inputs: &[InputCounts],
+    dropped: &crate::export::filters::Dropped,
+) {
     if let Ok(mut c) = counts.lock() {
-        *c = local.clone();
+        *c = ReadCounts {
+            kept: inputs.iter().map(|i| i.given).sum(),
+            dropped: inputs.iter().map(|i| i.dropped).sum(),
+            rejected: inputs.iter().map(|i| i.rejected).sum(),
+            inputs: inputs.to_vec(),
+            dropped_by: *dropped,
+        };
     }
 }
 

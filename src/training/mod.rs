@@ -7,5 +7,6 @@ pub mod arrays;
 pub mod datagen;
 pub mod label;
 pub mod loader;
+pub mod mix;
 pub mod nnue;
 pub mod tune;

@@ -382,7 +382,14 @@ fn load_block(
             continue;
         }
         if !options.filter.is_empty() {
-            let view = filters::Row::of_block(block, row);
+            let mut view = if options.filter.needs_move() {
+                // The block's last row has no next row here: its move stays unknown unless
+                // labelled.
+                filters::Row::of_block_in_game(block, row, || None)
+            } else {
+                filters::Row::of_block(block, row)
+            };
+            view.draw = crate::export::skips::draw_key(source, 0, first + row as u64);
             let board = || block.record(row).ok().map(|r| Board::new(r.position));
             if let Some(reason) = options.filter.check(&view, board, evaluator.as_mut()) {
                 counts.filtered.add(reason);
