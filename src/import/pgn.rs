@@ -209,6 +209,7 @@ fn store(
     Ok(())
 }
 
+/// Stores one game's records (numbering it) or counts why it was left out.
 #[allow(clippy::too_many_arguments)]
 fn store_game<'a>(
     outcome: Outcome,
@@ -220,43 +221,41 @@ fn store_game<'a>(
     handlers: &mut Handlers<'_>,
     counts: &mut Counts,
 ) -> Result<(), ImportError> {
-    {
-        match outcome {
-            Outcome::Kept(count) => {
-                counts.games += 1;
-                let game_id = *next_game_id;
-                *next_game_id = next_game_id.saturating_add(1);
-                for record in records.take(count) {
-                    record.labels.game_id = Some(game_id);
-                    (handlers.record)(record)?;
-                }
-                counts.positions += count as u64;
+    match outcome {
+        Outcome::Kept(count) => {
+            counts.games += 1;
+            let game_id = *next_game_id;
+            *next_game_id = next_game_id.saturating_add(1);
+            for record in records.take(count) {
+                record.labels.game_id = Some(game_id);
+                (handlers.record)(record)?;
             }
-            Outcome::Dropped(filter) => {
-                let dropped = &mut counts.dropped;
-                *match filter {
-                    Filter::MinElo => &mut dropped.min_elo,
-                    Filter::MaxElo => &mut dropped.max_elo,
-                    Filter::MinBaseSeconds => &mut dropped.min_base_seconds,
-                    Filter::Speed => &mut dropped.speed,
-                    Filter::Date => &mut dropped.date,
-                    Filter::Termination => &mut dropped.termination,
-                    Filter::RatedOnly => &mut dropped.rated_only,
-                    Filter::RequireEval => &mut dropped.require_eval,
-                } += 1;
-            }
-            Outcome::Rejected(reason) => {
-                let first = cut::next_line(&text[span.start..span.end], 0, true)
-                    .map_or(&[][..], |(line, _)| line);
-                let text = String::from_utf8_lossy(first).trim().to_string();
-                input.reject(handlers, span.first_line, reason, &text, counts)?;
-            }
+            counts.positions += count as u64;
+        }
+        Outcome::Dropped(filter) => {
+            let dropped = &mut counts.dropped;
+            *match filter {
+                Filter::MinElo => &mut dropped.min_elo,
+                Filter::MaxElo => &mut dropped.max_elo,
+                Filter::MinBaseSeconds => &mut dropped.min_base_seconds,
+                Filter::Speed => &mut dropped.speed,
+                Filter::Date => &mut dropped.date,
+                Filter::Termination => &mut dropped.termination,
+                Filter::RatedOnly => &mut dropped.rated_only,
+                Filter::RequireEval => &mut dropped.require_eval,
+            } += 1;
+        }
+        Outcome::Rejected(reason) => {
+            let first = cut::next_line(&text[span.start..span.end], 0, true)
+                .map_or(&[][..], |(line, _)| line);
+            let text = String::from_utf8_lossy(first).trim().to_string();
+            input.reject(handlers, span.first_line, reason, &text, counts)?;
         }
     }
     Ok(())
 }
 
-fn side_to_move(position: &Chess) -> Color {
+pub(super) fn side_to_move(position: &Chess) -> Color {
     match position.turn() {
         shakmaty::Color::White => Color::White,
         shakmaty::Color::Black => Color::Black,

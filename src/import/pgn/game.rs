@@ -346,7 +346,7 @@ impl Replay<'_> {
         if memchr::memchr(b'%', comment).is_none() {
             return Ok(());
         }
-        let side = side_to_move(&self.position);
+        let side = super::side_to_move(&self.position);
         match lichess::eval_in_comment(comment, side) {
             Ok(None) => {}
             Ok(Some(score)) => {
@@ -517,13 +517,6 @@ impl Replay<'_> {
             .map_err(|e| self.fault(format!("{}: {e}", self.move_name(token_text))))?;
         self.play(mv)?;
         Ok(token.len)
-    }
-}
-
-fn side_to_move(position: &Chess) -> pawnstorm_kernels::Color {
-    match position.turn() {
-        shakmaty::Color::White => pawnstorm_kernels::Color::White,
-        shakmaty::Color::Black => pawnstorm_kernels::Color::Black,
     }
 }
 
