@@ -28,9 +28,10 @@ use cut::GameSpan;
 use game::{Filter, Outcome};
 use pawnstorm_kernels::{Bitboard, Color, Square};
 
-/// Bytes of games read at once: a few thousand lichess games, enough that a batch
-/// outweighs handing it to the workers.
-const BATCH_BYTES: usize = 4 << 20;
+/// Bytes of games read at once: several hundred lichess games, enough that a batch
+/// outweighs handing it to the workers, few enough that its records (about three times
+/// the text's bytes) stay small.
+const BATCH_BYTES: usize = 1 << 20;
 
 pub(super) fn import_games(
     input: &mut Input,
@@ -190,6 +191,12 @@ fn store(
 ) -> Result<(), ImportError> {
     let mut spans = batch.games.iter();
     for run in &mut batch.runs {
+        // A run's buffer follows what it held lately, not the largest it ever held, so that
+        // memory does not creep up with the length of the input.
+        let used = run.records.len();
+        if run.records.capacity() > 2 * used + 1024 {
+            run.records.shrink_to(used + used / 2);
+        }
         let mut records = run.records.iter_mut();
         for (outcome, span) in run.outcomes.drain(..).zip(&mut spans) {
             store_game(
