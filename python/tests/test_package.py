@@ -290,7 +290,8 @@ def test_import_files_reads_lichess_pgn_zst_and_jsonl_like_the_cli(cli, tmp_path
     by_python = tmp_path / "python.psdb"
     counts = pawnstorm.import_files([pgn, jsonl], by_python, **options)
     assert psdb_contents(by_python) == psdb_contents(by_cli)
-    assert counts["dropped"] == {"min_elo": 2, "min_base_seconds": 1, "require_eval": 0}
+    assert counts["dropped"] == {"min_elo": 2, "max_elo": 0, "min_base_seconds": 1, "speed": 0,
+                                 "date": 0, "termination": 0, "rated_only": 0, "require_eval": 0}
     assert "dropped 3 games (2 --min-elo, 1 --min-base-seconds)" in done.stderr
     assert (counts["positions"], counts["rejected"]) == (6, 1)
     labels = pawnstorm.Database(by_python).labels()

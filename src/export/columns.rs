@@ -54,6 +54,7 @@ struct Part {
     ply: Vec<Option<u16>>,
     u16_labels: [Vec<Option<u16>>; 4],
     move_played: Vec<Option<String>>,
+    clock: Vec<Option<u16>>,
 }
 
 #[derive(Default)]
@@ -85,6 +86,7 @@ impl Part {
             ply: Vec::new(),
             u16_labels: Default::default(),
             move_played: Vec::new(),
+            clock: Vec::new(),
         }
     }
 
@@ -114,6 +116,7 @@ impl Part {
         }
         self.move_played
             .push(labels.move_played.and_then(labels::move_to_uci));
+        self.clock.push(labels.clock);
     }
 }
 
@@ -276,6 +279,11 @@ pub fn export_columns(db: &Database) -> Result<Vec<Column>, DbError> {
             nulls,
             nullable: true,
         });
+    }
+    // Last, as the Parquet export puts it.
+    if have.contains(Columns::CLOCK) {
+        let values = concat(&mut parts, |p| std::mem::take(&mut p.clock));
+        columns.push(nullable("clock", values, Values::U16));
     }
     Ok(columns)
 }
