@@ -7,7 +7,7 @@ mod common;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
@@ -17,33 +17,8 @@ use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::parser::parse_message_type;
 
-use common::{fixture, psdb_contents};
+use common::{fails, fixture, ok, psdb_contents, s};
 use pawnstorm::import::{self, AfterRejection, Format, Handlers, ImportError, ImportOptions};
-
-fn pawnstorm(args: &[&str]) -> Output {
-    Command::cargo_bin("pawnstorm")
-        .expect("binary built")
-        .args(args)
-        .output()
-        .expect("runs")
-}
-
-fn ok(args: &[&str]) -> String {
-    let output = pawnstorm(args);
-    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
-    assert!(output.status.success(), "{args:?}: {stderr}");
-    stderr
-}
-
-fn fails(args: &[&str]) -> String {
-    let output = pawnstorm(args);
-    assert!(!output.status.success(), "{args:?} should fail");
-    String::from_utf8_lossy(&output.stderr).to_string()
-}
-
-fn s(path: &Path) -> &str {
-    path.to_str().unwrap()
-}
 
 /// A DB with every label column: lichess games (ratings, time control, `[%eval]`
 /// scores, moves), then positions with a score and a result and no game.
@@ -133,7 +108,7 @@ const ENDGAME: &str = "8/8/4k3/8/8/3K4/4P3/8 w - - 0 50";
 fn an_export_imports_back_to_the_same_positions_and_labels() {
     let dir = tempfile::tempdir().unwrap();
     let db = every_label_db(dir.path());
-    let info = pawnstorm(&["info", s(&db)]);
+    let info = common::pawnstorm(&["info", s(&db)]);
     let labels = String::from_utf8_lossy(&info.stdout);
     for column in ["score", "result", "game_id", "ply", "white_elo", "move"] {
         assert!(labels.contains(column), "the DB has {column}: {labels}");

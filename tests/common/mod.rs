@@ -251,3 +251,33 @@ pub fn fixture_positions() -> Vec<pawnstorm::Position> {
     }
     positions
 }
+
+/// Runs the `pawnstorm` binary with `args`.
+pub fn pawnstorm(args: &[&str]) -> std::process::Output {
+    use assert_cmd::prelude::*;
+    std::process::Command::cargo_bin("pawnstorm")
+        .expect("binary built")
+        .args(args)
+        .output()
+        .expect("runs")
+}
+
+/// Runs `pawnstorm` with `args`, fails the test unless it succeeds; its stderr.
+pub fn ok(args: &[&str]) -> String {
+    let output = pawnstorm(args);
+    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
+    assert!(output.status.success(), "{args:?}: {stderr}");
+    stderr
+}
+
+/// Runs `pawnstorm` with `args`, fails the test if it succeeds; its stderr.
+pub fn fails(args: &[&str]) -> String {
+    let output = pawnstorm(args);
+    assert!(!output.status.success(), "{args:?} should fail");
+    String::from_utf8_lossy(&output.stderr).to_string()
+}
+
+/// A path as a command-line argument.
+pub fn s(path: &std::path::Path) -> &str {
+    path.to_str().expect("utf-8 path")
+}
