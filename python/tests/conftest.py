@@ -34,6 +34,26 @@ def psdb_contents(path) -> bytes:
     return bytes(data)
 
 
+def load_example(name: str):
+    """examples/NAME.py as a module. Not registered in sys.modules: Ray's pickler then ships
+    its code by value, as it does for a script run as __main__."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"{name}_example", ROOT / "examples" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    """A local Ray instance of 2 CPUs for the tests of one module."""
+    ray = required("ray")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
 @pytest.fixture(scope="session")
 def pawnstorm_bin() -> pathlib.Path:
     """The CLI built by `cargo build --release` (scripts/python-tests builds it and sets

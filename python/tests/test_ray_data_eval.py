@@ -2,33 +2,13 @@
 batch evaluated by pawnstorm (from the FEN column, or from the export's bitboards), gives
 the scores of `pawnstorm eval` on the same positions."""
 
-import importlib.util
-import pathlib
-
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import required
+from conftest import load_example, required
 
 ray = required("ray")
-
-EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "ray_data_eval.py"
-
-
-def load_example():
-    # Not registered in sys.modules: Ray's pickler then ships the code by value.
-    spec = importlib.util.spec_from_file_location("ray_data_eval_example", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-@pytest.fixture(scope="module")
-def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
 
 
 def test_map_batches_over_parquet_gives_the_clis_scores(cli, fixtures, tmp_path, local_ray):
@@ -47,7 +27,7 @@ def test_map_batches_over_parquet_gives_the_clis_scores(cli, fixtures, tmp_path,
     fens_only = tmp_path / "fens.parquet"
     pq.write_table(pa.table({"FEN": exported["fen"], "row": exported["index"]}), fens_only,
                    row_group_size=5000)
-    example = load_example()
+    example = load_example("ray_data_eval")
     for source, boards, key in ((inputs, False, "index"), (inputs, True, "index"), (fens_only, False, "row")):
         # Small batches: several a file, so that the tasks split the work.
         got = example.evaluate(str(source), boards=boards, batch_size=4096).to_arrow_refs()

@@ -1,34 +1,14 @@
 """examples/ray_datagen.py on a local Ray instance: the merged DB is the one the same CLI
 commands make one after another on one machine, and a failing task leaves no shard."""
 
-import importlib.util
-import pathlib
-
 import pytest
-from conftest import psdb_contents, required
+from conftest import load_example, psdb_contents, required
 
 ray = required("ray")
 
-EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "ray_datagen.py"
-
-
-def load_example():
-    # Not registered in sys.modules: Ray's pickler then ships the task's code by value.
-    spec = importlib.util.spec_from_file_location("ray_datagen_example", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-@pytest.fixture(scope="module")
-def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
-
 
 def test_shards_merge_to_the_single_machine_db(cli, pawnstorm_bin, tmp_path, local_ray):
-    example = load_example()
+    example = load_example("ray_datagen")
     for label in (None, ["--depth", "2"]):
         out = tmp_path / f"ray-{label is not None}.psdb"
         reports, merged = example.generate(
@@ -60,7 +40,7 @@ def test_shards_merge_to_the_single_machine_db(cli, pawnstorm_bin, tmp_path, loc
 
 
 def test_a_failing_task_names_its_command_and_leaves_no_shard(pawnstorm_bin, tmp_path, local_ray):
-    example = load_example()
+    example = load_example("ray_datagen")
     out = tmp_path / "labelled.psdb"
     with pytest.raises(Exception, match="no-such-engine"):
         example.generate(

@@ -1,33 +1,11 @@
 """The distributed path: `pawnstorm split`, then examples/ray_eval.py on a local Ray
 instance, gives exactly the single-machine `pawnstorm eval` scores."""
 
-import importlib.util
-import pathlib
-
 import numpy as np
 import pyarrow.parquet as pq
-import pytest
-from conftest import required
+from conftest import load_example, required
 
 ray = required("ray")
-
-EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "ray_eval.py"
-
-
-def load_example():
-    # Not registered in sys.modules: Ray's pickler then ships the task's code by value,
-    # as it does for a script run as __main__.
-    spec = importlib.util.spec_from_file_location("ray_eval_example", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-@pytest.fixture(scope="module")
-def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
 
 
 def test_shard_outputs_concatenate_to_the_single_machine_eval(cli, fixtures, tmp_path, local_ray):
@@ -39,7 +17,7 @@ def test_shard_outputs_concatenate_to_the_single_machine_eval(cli, fixtures, tmp
     expected = np.load(whole)
     shards = tmp_path / "shards"
     cli("split", db, "--shards", "8", "-o", shards)
-    example = load_example()
+    example = load_example("ray_eval")
     for ship in (False, True):
         out = tmp_path / f"scores-{ship}"
         reports = example.evaluate_shards(shards, out, parquet=True, ship=ship)

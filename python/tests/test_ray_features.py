@@ -1,32 +1,12 @@
 """examples/ray_features.py on a local Ray instance: the shards' .npz files concatenate to
 the single-machine `pawnstorm features --kind nnue`, and the loader reads the shard list."""
 
-import importlib.util
-import pathlib
-
 import numpy as np
-import pytest
 
 import pawnstorm
-from conftest import required
+from conftest import load_example, required
 
 ray = required("ray")
-
-EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "ray_features.py"
-
-
-def load_example():
-    spec = importlib.util.spec_from_file_location("ray_features_example", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-@pytest.fixture(scope="module")
-def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
 
 
 def test_shard_features_concatenate_to_the_single_machine_features(cli, fixtures, tmp_path, local_ray):
@@ -38,7 +18,7 @@ def test_shard_features_concatenate_to_the_single_machine_features(cli, fixtures
     shards = tmp_path / "shards"
     cli("split", db, "--shards", "4", "-o", shards)
     out = tmp_path / "features"
-    reports = load_example().features_of_shards(shards, out, feature_set="halfkp")
+    reports = load_example("ray_features").features_of_shards(shards, out, feature_set="halfkp")
     assert [r["shard"] for r in reports] == [f"shard-{i:05}" for i in range(4)]
     parts = [np.load(p) for p in sorted(out.glob("shard-*.npz"))]
     for name in ["stm_features", "nstm_features", "stm", "score", "result"]:
