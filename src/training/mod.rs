@@ -9,4 +9,5 @@ pub mod label;
 pub mod loader;
 pub mod mix;
 pub mod nnue;
+pub mod selection;
 pub mod tune;
