@@ -11,6 +11,7 @@ pub mod fuzzing;
 pub mod import;
 pub mod io;
 pub mod movegen;
+pub mod nnue;
 pub mod pictures;
 pub mod position;
 pub mod training;

@@ -1,0 +1,307 @@
+//! The first layer's sums (accumulators), kept from one position to the next.
+//!
+//! A position's accumulators follow from any other position's by the pieces that differ
+//! between the two: add the rows of the pieces that appeared, subtract those of the pieces
+//! that left. [`Changes`] finds them by comparing the twelve piece boards, so one mechanism
+//! serves every move (captures, castling, en passant, promotions, null moves) and the bulk
+//! passes' consecutive rows alike, and the result is exact whatever the base was: the
+//! choice of base only decides the cost. [`NnueEvaluator`] keeps one slot per search ply and
+//! evaluates a position from the cheapest of its own ply's last position (a sibling, two or
+//! four pieces away) and its parent's, refreshing from the biases when a full sum is
+//! cheaper.
+
+use std::sync::Arc;
+
+use super::network::{Chunk, Network};
+use super::simd::{self, Level};
+
+/// The most rows one side of an update holds: a position has at most 32 pieces.
+const MAX_ROWS: usize = 32;
+
+/// Both perspectives' first-layer sums for one position: White's, then Black's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Accumulators {
+    chunks: usize,
+    data: Vec<Chunk>,
+}
+
+/// The feature rows to add and subtract, per perspective, to go from one position to
+/// another.
+#[derive(Clone, Copy, Debug)]
+pub struct Changes {
+    adds: [[u16; MAX_ROWS]; 2],
+    subs: [[u16; MAX_ROWS]; 2],
+    added: usize,
+    removed: usize,
+}
+
+impl Changes {
+    /// The pieces that differ between `from` and `to` (piece boards colour × 6 + type),
+    /// if at most `limit` rows change per perspective.
+    #[inline]
+    pub fn between(from: &[u64; 12], to: &[u64; 12], limit: usize) -> Option<Changes> {
+        let limit = limit.min(MAX_ROWS);
+        let mut changes = Changes {
+            adds: [[0; MAX_ROWS]; 2],
+            subs: [[0; MAX_ROWS]; 2],
+            added: 0,
+            removed: 0,
+        };
+        let mut total = 0;
+        for piece in 0..12 {
+            let (old, new) = (from[piece], to[piece]);
+            if old == new {
+                continue;
+            }
+            total += (old ^ new).count_ones() as usize;
+            if total > limit {
+                return None;
+            }
+            let (colour, kind) = (piece / 6, piece % 6);
+            let mut appeared = new & !old;
+            while appeared != 0 {
+                let square = appeared.trailing_zeros() as usize;
+                appeared &= appeared - 1;
+                for p in 0..2 {
+                    changes.adds[p][changes.added] = super::feature(p, colour, kind, square) as u16;
+                }
+                changes.added += 1;
+            }
+            let mut left = old & !new;
+            while left != 0 {
+                let square = left.trailing_zeros() as usize;
+                left &= left - 1;
+                for p in 0..2 {
+                    changes.subs[p][changes.removed] =
+                        super::feature(p, colour, kind, square) as u16;
+                }
+                changes.removed += 1;
+            }
+        }
+        Some(changes)
+    }
+
+    /// Rows touched per perspective.
+    pub fn len(&self) -> usize {
+        self.added + self.removed
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// The pieces of `boards` as rows per perspective, and how many.
+#[inline]
+fn all_rows(boards: &[u64; 12]) -> ([[u16; MAX_ROWS]; 2], usize) {
+    let mut rows = [[0u16; MAX_ROWS]; 2];
+    let mut n = 0;
+    for (piece, &board) in boards.iter().enumerate() {
+        let mut bits = board;
+        while bits != 0 && n < MAX_ROWS {
+            let square = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            for (p, perspective) in rows.iter_mut().enumerate() {
+                perspective[n] = super::feature(p, piece / 6, piece % 6, square) as u16;
+            }
+            n += 1;
+        }
+    }
+    (rows, n)
+}
+
+impl Accumulators {
+    /// Zeroed accumulators for `net`'s width (a position's come from [`Self::refresh`]).
+    pub fn new(net: &Network) -> Accumulators {
+        Accumulators {
+            chunks: net.chunks(),
+            data: vec![Chunk::default(); 2 * net.chunks()],
+        }
+    }
+
+    /// `perspective` 0 White, 1 Black.
+    pub fn perspective(&self, perspective: usize) -> &[Chunk] {
+        &self.data[perspective * self.chunks..(perspective + 1) * self.chunks]
+    }
+
+    /// The sums of `boards` from scratch: the biases plus every piece's row.
+    #[inline]
+    pub fn refresh(&mut self, net: &Network, level: Level, boards: &[u64; 12]) {
+        let (rows, n) = all_rows(boards);
+        let (white, black) = self.data.split_at_mut(self.chunks);
+        for (acc, rows) in [(white, &rows[0]), (black, &rows[1])] {
+            simd::apply_from(level, acc, net.bias(), net.weights(), &rows[..n], &[]);
+        }
+    }
+
+    /// Moves these sums to another position by `changes`.
+    #[inline]
+    pub fn update(&mut self, net: &Network, level: Level, changes: &Changes) {
+        let (white, black) = self.data.split_at_mut(self.chunks);
+        for (p, acc) in [white, black].into_iter().enumerate() {
+            simd::apply_in_place(
+                level,
+                acc,
+                net.weights(),
+                &changes.adds[p][..changes.added],
+                &changes.subs[p][..changes.removed],
+            );
+        }
+    }
+
+    /// These sums are `base`'s moved by `changes`.
+    #[inline]
+    pub fn update_from(
+        &mut self,
+        net: &Network,
+        level: Level,
+        base: &Accumulators,
+        changes: &Changes,
+    ) {
+        let (white, black) = self.data.split_at_mut(self.chunks);
+        for (p, acc) in [white, black].into_iter().enumerate() {
+            simd::apply_from(
+                level,
+                acc,
+                base.perspective(p),
+                net.weights(),
+                &changes.adds[p][..changes.added],
+                &changes.subs[p][..changes.removed],
+            );
+        }
+    }
+
+    /// The evaluation, centipawns from the side to move's view (no endgame rules).
+    #[inline]
+    pub fn output(&self, net: &Network, level: Level, black_to_move: bool) -> i32 {
+        let (ours, theirs) = net.output_weights();
+        let (us, them) = if black_to_move { (1, 0) } else { (0, 1) };
+        let small = net.small_output_weights();
+        let sum = simd::screlu_sum(level, self.perspective(us), ours, small).wrapping_add(
+            simd::screlu_sum(level, self.perspective(them), theirs, small),
+        );
+        net.finish(sum)
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Slot {
+    boards: [u64; 12],
+    /// The accumulators hold `boards`' sums.
+    valid: bool,
+    acc: Accumulators,
+}
+
+/// How an evaluation's accumulators were found.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AccumulatorStats {
+    /// Updated from another position by its few changed pieces.
+    pub updates: u64,
+    /// Summed from scratch.
+    pub refreshes: u64,
+}
+
+/// Evaluates positions one after another with a network, one slot of accumulators per
+/// search ply (the bulk passes use ply 0 throughout, each row the base of the next).
+#[derive(Clone, Debug)]
+pub struct NnueEvaluator {
+    net: Arc<Network>,
+    level: Level,
+    slots: Vec<Slot>,
+    stats: AccumulatorStats,
+}
+
+impl NnueEvaluator {
+    pub fn new(net: Arc<Network>) -> NnueEvaluator {
+        NnueEvaluator::with_level(net, Level::best())
+    }
+
+    /// An evaluator on a given path (the tests compare them).
+    pub fn with_level(net: Arc<Network>, level: Level) -> NnueEvaluator {
+        assert!(
+            level <= Level::best(),
+            "{} is not in this build",
+            level.name()
+        );
+        NnueEvaluator {
+            net,
+            level,
+            slots: Vec::new(),
+            stats: AccumulatorStats::default(),
+        }
+    }
+
+    pub fn network(&self) -> &Arc<Network> {
+        &self.net
+    }
+
+    pub fn level(&self) -> Level {
+        self.level
+    }
+
+    pub fn stats(&self) -> AccumulatorStats {
+        self.stats
+    }
+
+    /// The network's evaluation of `boards` (colour × 6 + type, White first), centipawns
+    /// from the side to move's view, its accumulators kept in `ply`'s slot.
+    #[inline]
+    pub fn evaluate(&mut self, boards: &[u64; 12], black_to_move: bool, ply: usize) -> i32 {
+        self.accumulate(boards, ply);
+        self.slots[ply]
+            .acc
+            .output(&self.net, self.level, black_to_move)
+    }
+
+    /// Brings `ply`'s slot to `boards`: from itself or the ply before, whichever is fewer
+    /// changes away, if that is fewer rows than a refresh adds.
+    #[inline]
+    pub fn accumulate(&mut self, boards: &[u64; 12], ply: usize) -> &Accumulators {
+        while self.slots.len() <= ply {
+            self.slots.push(Slot {
+                boards: [0; 12],
+                valid: false,
+                acc: Accumulators::new(&self.net),
+            });
+        }
+        let pieces: usize = boards.iter().map(|b| b.count_ones() as usize).sum();
+        let here = &self.slots[ply];
+        if here.valid && here.boards == *boards {
+            return &self.slots[ply].acc;
+        }
+        // A refresh adds `pieces` rows to the bias; an update adds and removes `len` rows.
+        let mut best: Option<(bool, Changes)> = None;
+        if here.valid {
+            best =
+                Changes::between(&here.boards, boards, pieces.saturating_sub(1)).map(|c| (true, c));
+        }
+        if ply > 0 && self.slots[ply - 1].valid {
+            let limit = best.map_or(pieces.saturating_sub(1), |(_, c)| c.len().saturating_sub(1));
+            if let Some(c) = Changes::between(&self.slots[ply - 1].boards, boards, limit) {
+                best = Some((false, c));
+            }
+        }
+        let net = &*self.net;
+        match best {
+            Some((true, changes)) => {
+                self.slots[ply].acc.update(net, self.level, &changes);
+                self.stats.updates += 1;
+            }
+            Some((false, changes)) => {
+                let (before, rest) = self.slots.split_at_mut(ply);
+                rest[0]
+                    .acc
+                    .update_from(net, self.level, &before[ply - 1].acc, &changes);
+                self.stats.updates += 1;
+            }
+            None => {
+                self.slots[ply].acc.refresh(net, self.level, boards);
+                self.stats.refreshes += 1;
+            }
+        }
+        let slot = &mut self.slots[ply];
+        slot.boards = *boards;
+        slot.valid = true;
+        &slot.acc
+    }
+}

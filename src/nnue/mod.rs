@@ -1,0 +1,37 @@
+//! The network: `(768 → N) × 2 → 1` with SCReLU, bullet's `Chess768` inputs and its
+//! quantised layout (`docs/NNUE.md`). [`network`] reads and writes the file and holds the
+//! plain integer reference; [`accumulator`] keeps the first layer's sums, updated from one
+//! position to the next by the pieces that changed; [`simd`] has the kernels, one per
+//! instruction set, all equal to the reference.
+
+pub mod accumulator;
+pub mod network;
+pub mod simd;
+
+pub use accumulator::{Accumulators, NnueEvaluator};
+pub use network::{NetError, Network};
+
+/// Inputs per perspective: two colours (ours, theirs) × six types × 64 squares.
+pub const INPUTS: usize = 768;
+/// First-layer quantisation.
+pub const QA: i32 = 255;
+/// Output-weight quantisation.
+pub const QB: i32 = 64;
+/// Centipawns per unit of the output (bullet's `SCALE`).
+pub const SCALE: i32 = 400;
+/// Widths a network may have: multiples of 16 from 16 to 1024.
+pub const MIN_HIDDEN: usize = 16;
+pub const MAX_HIDDEN: usize = 1024;
+pub const HIDDEN_STEP: usize = 16;
+
+/// The input index of a piece of `colour` (0 White, 1 Black) and type `kind` (pawn 0 ..
+/// king 5) on `square` from `perspective`'s side: bullet's `Chess768`.
+#[inline(always)]
+pub fn feature(perspective: usize, colour: usize, kind: usize, square: usize) -> usize {
+    let square = if perspective == 1 {
+        square ^ 56
+    } else {
+        square
+    };
+    ((colour != perspective) as usize) * 384 + kind * 64 + square
+}

@@ -1,0 +1,459 @@
+//! The network file and the plain integer reference.
+//!
+//! Two layouts load (`docs/NNUE.md`):
+//! - **raw**, as bullet's CPU examples save a `(768 → N) × 2 → 1` SCReLU net: little-endian
+//!   `i16`, first-layer weights `[768][N]` and biases `[N]` at QA = 255, output weights
+//!   `[2N]` (the side to move's half first) at QB = 64, output bias at QA × QB; 1542 N + 2
+//!   bytes, bullet pads it with zeros to a multiple of 64. N is read off the size.
+//! - **pawnstorm's**, the raw payload behind a 64-byte header (magic, version, the
+//!   architecture, a CRC-32 of what follows) and a provenance text (how it was trained).
+//!
+//! Inside, every row is padded with zeros to a multiple of 32 values ([`Chunk`]s, one
+//! AVX-512 register each), so the kernels never handle a remainder: a padded hidden
+//! neuron's sum stays 0 and its output weight is 0.
+
+use std::path::Path;
+
+use super::{HIDDEN_STEP, INPUTS, MAX_HIDDEN, MIN_HIDDEN, QA, QB, SCALE};
+
+/// 32 values of a row, aligned for one 512-bit load.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C, align(64))]
+pub struct Chunk(pub [i16; 32]);
+
+impl Default for Chunk {
+    fn default() -> Chunk {
+        Chunk([0; 32])
+    }
+}
+
+pub const MAGIC: [u8; 16] = *b"pawnstorm-nnue\r\n";
+pub const VERSION: u32 = 1;
+pub const HEADER_BYTES: usize = 64;
+const ACTIVATION_SCRELU: u32 = 1;
+
+/// Why a network file was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum NetError {
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error(
+        "{name}: {size} bytes is no (768 → N) × 2 → 1 network: a raw bullet file of width N \
+         (a multiple of 16 from 16 to 1024) has 1542·N + 2 bytes, padded with zeros to a \
+         multiple of 64 (N = 128: 197,378 or 197,440), and a pawnstorm file starts with \
+         `pawnstorm-nnue`"
+    )]
+    Size { name: String, size: usize },
+    #[error("{name}: {detail}")]
+    Architecture { name: String, detail: String },
+    #[error(
+        "{name}: checksum mismatch (stored {stored:#010x}, computed {computed:#010x}): the \
+         file is damaged or was cut short"
+    )]
+    Checksum {
+        name: String,
+        stored: u32,
+        computed: u32,
+    },
+}
+
+/// A quantised network, ready for inference.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Network {
+    hidden: usize,
+    chunks: usize,
+    /// `[768][chunks]`.
+    ft_weights: Vec<Chunk>,
+    ft_bias: Vec<Chunk>,
+    /// `[2][chunks]`: the side to move's half first.
+    out_weights: Vec<Chunk>,
+    out_bias: i16,
+    /// Every output weight within ±128, so that `v · w` fits `i16` for `v ≤ 255` and the
+    /// kernels may multiply before widening (bullet's clipping keeps them there).
+    small_output_weights: bool,
+    provenance: String,
+}
+
+/// The bytes of a raw file of width `hidden`, unpadded.
+pub fn raw_size(hidden: usize) -> usize {
+    2 * (INPUTS * hidden + hidden + 2 * hidden + 1)
+}
+
+fn padded_to_64(n: usize) -> usize {
+    n.div_ceil(64) * 64
+}
+
+fn valid_width(hidden: usize) -> bool {
+    (MIN_HIDDEN..=MAX_HIDDEN).contains(&hidden) && hidden % HIDDEN_STEP == 0
+}
+
+fn read_u32(bytes: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
+}
+
+impl Network {
+    /// A network from its quantised parameters in the raw layout's order (`ft_weights`
+    /// `[768][hidden]`, `out_weights` `[2 × hidden]`).
+    pub fn from_parts(
+        hidden: usize,
+        ft_weights: &[i16],
+        ft_bias: &[i16],
+        out_weights: &[i16],
+        out_bias: i16,
+        provenance: &str,
+    ) -> Result<Network, String> {
+        if !valid_width(hidden) {
+            return Err(format!(
+                "a hidden width of {hidden}: it must be a multiple of {HIDDEN_STEP} from \
+                 {MIN_HIDDEN} to {MAX_HIDDEN}"
+            ));
+        }
+        if ft_weights.len() != INPUTS * hidden
+            || ft_bias.len() != hidden
+            || out_weights.len() != 2 * hidden
+        {
+            return Err(format!(
+                "parameters of the wrong sizes for width {hidden}: {} first-layer weights, \
+                 {} biases, {} output weights",
+                ft_weights.len(),
+                ft_bias.len(),
+                out_weights.len()
+            ));
+        }
+        let chunks = hidden.div_ceil(32);
+        let pad = |rows: usize, values: &[i16]| {
+            let mut out = vec![Chunk::default(); rows * chunks];
+            for (row, source) in values.chunks_exact(hidden).enumerate() {
+                for (i, &v) in source.iter().enumerate() {
+                    out[row * chunks + i / 32].0[i % 32] = v;
+                }
+            }
+            out
+        };
+        Ok(Network {
+            hidden,
+            chunks,
+            ft_weights: pad(INPUTS, ft_weights),
+            ft_bias: pad(1, ft_bias),
+            out_weights: pad(2, out_weights),
+            out_bias,
+            small_output_weights: out_weights.iter().all(|w| w.unsigned_abs() <= 128),
+            provenance: provenance.to_string(),
+        })
+    }
+
+    /// Reads a network file, either layout.
+    pub fn load(path: &Path) -> Result<Network, NetError> {
+        let bytes = std::fs::read(path).map_err(|source| NetError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Network::from_bytes(&bytes, &path.display().to_string())
+    }
+
+    /// A network from a file's bytes; `name` names it in errors.
+    pub fn from_bytes(bytes: &[u8], name: &str) -> Result<Network, NetError> {
+        if bytes.starts_with(&MAGIC) {
+            return Network::from_pawnstorm_bytes(bytes, name);
+        }
+        let size = bytes.len();
+        let hidden = (MIN_HIDDEN..=MAX_HIDDEN)
+            .step_by(HIDDEN_STEP)
+            .find(|&n| {
+                let exact = raw_size(n);
+                size == exact
+                    || (size == padded_to_64(exact) && bytes[exact..].iter().all(|&b| b == 0))
+            })
+            .ok_or_else(|| NetError::Size {
+                name: name.to_string(),
+                size,
+            })?;
+        Network::from_raw(&bytes[..raw_size(hidden)], hidden, "").map_err(|detail| {
+            NetError::Architecture {
+                name: name.to_string(),
+                detail,
+            }
+        })
+    }
+
+    fn from_pawnstorm_bytes(bytes: &[u8], name: &str) -> Result<Network, NetError> {
+        let refuse = |detail: String| NetError::Architecture {
+            name: name.to_string(),
+            detail,
+        };
+        if bytes.len() < HEADER_BYTES {
+            return Err(refuse(format!(
+                "a pawnstorm network cut short: {} bytes, less than its 64-byte header",
+                bytes.len()
+            )));
+        }
+        let field = |i: usize| read_u32(bytes, 16 + 4 * i);
+        let [
+            version,
+            inputs,
+            hidden,
+            buckets,
+            activation,
+            qa,
+            qb,
+            scale,
+            text_len,
+            crc,
+        ] = std::array::from_fn(field);
+        let payload_len = u64::from_le_bytes(bytes[56..64].try_into().unwrap_or([0; 8])) as usize;
+        if version != VERSION {
+            return Err(refuse(format!(
+                "file format version {version}; this pawnstorm reads version {VERSION}"
+            )));
+        }
+        let hidden = hidden as usize;
+        if inputs as usize != INPUTS
+            || buckets != 1
+            || activation != ACTIVATION_SCRELU
+            || !valid_width(hidden)
+        {
+            return Err(refuse(format!(
+                "another architecture: {inputs} inputs, {hidden} hidden, {buckets} output \
+                 buckets, activation {activation}; this pawnstorm plays (768 → N) × 2 → 1 \
+                 SCReLU nets with N a multiple of 16 from 16 to 1024 and one output"
+            )));
+        }
+        if (qa as i32, qb as i32, scale as i32) != (QA, QB, SCALE) {
+            return Err(refuse(format!(
+                "quantised at QA {qa}, QB {qb}, scale {scale}; pawnstorm's are {QA}, {QB}, {SCALE}"
+            )));
+        }
+        let body = &bytes[HEADER_BYTES..];
+        let expected = text_len as usize + raw_size(hidden);
+        if payload_len != raw_size(hidden) || body.len() != expected {
+            return Err(refuse(format!(
+                "{} bytes after the header where width {hidden} needs {expected}: the file \
+                 was cut short or has bytes added",
+                body.len()
+            )));
+        }
+        let computed = crc32fast::hash(body);
+        if computed != crc {
+            return Err(NetError::Checksum {
+                name: name.to_string(),
+                stored: crc,
+                computed,
+            });
+        }
+        let (text, raw) = body.split_at(text_len as usize);
+        let provenance = String::from_utf8_lossy(text);
+        Network::from_raw(raw, hidden, &provenance).map_err(refuse)
+    }
+
+    fn from_raw(raw: &[u8], hidden: usize, provenance: &str) -> Result<Network, String> {
+        let values: Vec<i16> = raw
+            .chunks_exact(2)
+            .map(|b| i16::from_le_bytes([b[0], b[1]]))
+            .collect();
+        let (ft_weights, rest) = values.split_at(INPUTS * hidden);
+        let (ft_bias, rest) = rest.split_at(hidden);
+        let (out_weights, rest) = rest.split_at(2 * hidden);
+        Network::from_parts(
+            hidden,
+            ft_weights,
+            ft_bias,
+            out_weights,
+            rest[0],
+            provenance,
+        )
+    }
+
+    /// The raw layout, unpadded: what bullet's examples would load.
+    pub fn raw_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(raw_size(self.hidden));
+        let mut put = |rows: &[Chunk]| {
+            for row in rows.chunks_exact(self.chunks) {
+                for i in 0..self.hidden {
+                    out.extend_from_slice(&row[i / 32].0[i % 32].to_le_bytes());
+                }
+            }
+        };
+        put(&self.ft_weights);
+        put(&self.ft_bias);
+        put(&self.out_weights);
+        out.extend_from_slice(&self.out_bias.to_le_bytes());
+        out
+    }
+
+    /// pawnstorm's layout: header, provenance, raw payload.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let raw = self.raw_bytes();
+        let text = self.provenance.as_bytes();
+        let mut body = Vec::with_capacity(text.len() + raw.len());
+        body.extend_from_slice(text);
+        body.extend_from_slice(&raw);
+        let mut out = Vec::with_capacity(HEADER_BYTES + body.len());
+        out.extend_from_slice(&MAGIC);
+        for field in [
+            VERSION,
+            INPUTS as u32,
+            self.hidden as u32,
+            1,
+            ACTIVATION_SCRELU,
+            QA as u32,
+            QB as u32,
+            SCALE as u32,
+            text.len() as u32,
+            crc32fast::hash(&body),
+        ] {
+            out.extend_from_slice(&field.to_le_bytes());
+        }
+        out.extend_from_slice(&(raw.len() as u64).to_le_bytes());
+        out.extend_from_slice(&body);
+        out
+    }
+
+    /// Writes pawnstorm's layout whole or not at all (a temporary file renamed into place).
+    pub fn save(&self, path: &Path) -> std::io::Result<()> {
+        use std::io::Write;
+        let (mut temp, pending) = crate::io::durable::temp_file_for(path, ".net-", ".tmp")?;
+        temp.write_all(&self.to_bytes())?;
+        temp.as_file().sync_all()?;
+        pending.commit(|| temp.persist(path).map_err(|e| e.error))?;
+        crate::io::durable::sync_parent_dir(path)
+    }
+
+    pub fn hidden(&self) -> usize {
+        self.hidden
+    }
+
+    /// [`Chunk`]s per row.
+    pub fn chunks(&self) -> usize {
+        self.chunks
+    }
+
+    pub fn provenance(&self) -> &str {
+        &self.provenance
+    }
+
+    pub fn set_provenance(&mut self, text: &str) {
+        self.provenance = text.to_string();
+    }
+
+    /// CRC-32 of the raw payload: names a network in logs whatever its file layout.
+    pub fn checksum(&self) -> u32 {
+        crc32fast::hash(&self.raw_bytes())
+    }
+
+    /// The first-layer row of input `feature`.
+    #[inline(always)]
+    pub fn row(&self, feature: usize) -> &[Chunk] {
+        &self.ft_weights[feature * self.chunks..(feature + 1) * self.chunks]
+    }
+
+    /// Every first-layer row, `[768][chunks]`.
+    pub fn weights(&self) -> &[Chunk] {
+        &self.ft_weights
+    }
+
+    pub fn bias(&self) -> &[Chunk] {
+        &self.ft_bias
+    }
+
+    /// The output weights: the side to move's half, then the other.
+    pub fn output_weights(&self) -> (&[Chunk], &[Chunk]) {
+        self.out_weights.split_at(self.chunks)
+    }
+
+    pub fn small_output_weights(&self) -> bool {
+        self.small_output_weights
+    }
+
+    /// The final scaling of the output layer's sum `Σ screlu(acc) × w` (wrapping `i32`):
+    /// `(sum / QA + b) × 400 / (QA × QB)`, divisions truncating; in `i64` past the sum so
+    /// that the scaling itself cannot overflow.
+    #[inline(always)]
+    pub fn finish(&self, sum: i32) -> i32 {
+        let value = (sum as i64 / QA as i64 + self.out_bias as i64) * SCALE as i64;
+        (value / (QA as i64 * QB as i64)) as i32
+    }
+
+    /// The integer reference: the accumulators summed from scratch in plain code, White's
+    /// perspective and Black's, `hidden` values each (wrapping `i16`, as the kernels add).
+    pub fn reference_accumulators(&self, boards: &[u64; 12]) -> [Vec<i16>; 2] {
+        std::array::from_fn(|perspective| {
+            let mut acc: Vec<i16> = (0..self.hidden)
+                .map(|i| self.ft_bias[i / 32].0[i % 32])
+                .collect();
+            for (piece, &board) in boards.iter().enumerate() {
+                let mut bits = board;
+                while bits != 0 {
+                    let square = bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    let row = self.row(super::feature(perspective, piece / 6, piece % 6, square));
+                    for (i, a) in acc.iter_mut().enumerate() {
+                        *a = a.wrapping_add(row[i / 32].0[i % 32]);
+                    }
+                }
+            }
+            acc
+        })
+    }
+
+    /// The integer reference's output: `Σ clamp(acc, 0, QA)² × w` over both halves
+    /// (wrapping `i32`), finished by [`Network::finish`].
+    pub fn reference_output(&self, stm: &[i16], nstm: &[i16]) -> i32 {
+        let (ours, theirs) = self.output_weights();
+        let mut sum = 0i32;
+        for (acc, weights) in [(stm, ours), (nstm, theirs)] {
+            for (i, &a) in acc.iter().enumerate() {
+                let v = (a as i32).clamp(0, QA);
+                sum = sum.wrapping_add((v * v).wrapping_mul(weights[i / 32].0[i % 32] as i32));
+            }
+        }
+        self.finish(sum)
+    }
+
+    /// The integer reference's evaluation of the position whose piece boards are `boards`
+    /// (colour × 6 + type, White first), in centipawns from the side to move's view.
+    pub fn evaluate_reference(&self, boards: &[u64; 12], black_to_move: bool) -> i32 {
+        let [white, black] = self.reference_accumulators(boards);
+        if black_to_move {
+            self.reference_output(&black, &white)
+        } else {
+            self.reference_output(&white, &black)
+        }
+    }
+
+    /// The same network in floating point (dequantised weights, no rounding on the way):
+    /// what the quantised evaluation approximates.
+    pub fn evaluate_float(&self, boards: &[u64; 12], black_to_move: bool) -> f64 {
+        let qa = QA as f64;
+        let qb = QB as f64;
+        let accumulate = |perspective: usize| -> Vec<f64> {
+            let mut acc: Vec<f64> = (0..self.hidden)
+                .map(|i| self.ft_bias[i / 32].0[i % 32] as f64 / qa)
+                .collect();
+            for (piece, &board) in boards.iter().enumerate() {
+                let mut bits = board;
+                while bits != 0 {
+                    let square = bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    let row = self.row(super::feature(perspective, piece / 6, piece % 6, square));
+                    for (i, a) in acc.iter_mut().enumerate() {
+                        *a += row[i / 32].0[i % 32] as f64 / qa;
+                    }
+                }
+            }
+            acc
+        };
+        let (us, them) = if black_to_move { (1, 0) } else { (0, 1) };
+        let (ours, theirs) = self.output_weights();
+        let mut out = self.out_bias as f64 / (qa * qb);
+        for (acc, weights) in [(accumulate(us), ours), (accumulate(them), theirs)] {
+            for (i, a) in acc.iter().enumerate() {
+                let v = a.clamp(0.0, 1.0);
+                out += v * v * weights[i / 32].0[i % 32] as f64 / qb;
+            }
+        }
+        out * SCALE as f64
+    }
+}

@@ -1,0 +1,248 @@
+//! The network's kernels, one per instruction set: adding and removing first-layer rows
+//! and the output layer's `Σ clamp(v, 0, QA)² × w`. All are exact integer arithmetic
+//! (wrapping `i16` sums, wrapping `i32` output sums), so every path gives the reference's
+//! values bit for bit; the tests hold each path the build has to the portable one.
+
+use super::network::Chunk;
+
+/// An instruction set the kernels have a path for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    Avx512,
+    Avx2,
+    Portable,
+}
+
+impl Level {
+    /// The widest path this build has (chosen at compile time, as the rest of the crate).
+    pub const fn best() -> Level {
+        if cfg!(all(
+            target_arch = "x86_64",
+            target_feature = "avx512f",
+            target_feature = "avx512bw"
+        )) {
+            Level::Avx512
+        } else if cfg!(all(target_arch = "x86_64", target_feature = "avx2")) {
+            Level::Avx2
+        } else {
+            Level::Portable
+        }
+    }
+
+    /// Every path this build can run, widest first.
+    pub fn available() -> Vec<Level> {
+        [Level::Avx512, Level::Avx2, Level::Portable]
+            .into_iter()
+            .filter(|&l| l <= Level::best())
+            .collect()
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Avx512 => "avx512",
+            Level::Avx2 => "avx2",
+            Level::Portable => "portable",
+        }
+    }
+
+    fn rank(self) -> u8 {
+        match self {
+            Level::Avx512 => 2,
+            Level::Avx2 => 1,
+            Level::Portable => 0,
+        }
+    }
+}
+
+impl PartialOrd for Level {
+    fn partial_cmp(&self, other: &Level) -> Option<std::cmp::Ordering> {
+        Some(self.rank().cmp(&other.rank()))
+    }
+}
+
+/// `dst = src + Σ rows(adds) − Σ rows(subs)`, chunk by chunk (`dst` may be `src`: each
+/// chunk is read before it is written). `weights` holds rows of `chunks` chunks.
+///
+/// # Safety
+/// `dst` and `src` point to `chunks` chunks each; every index in `adds` and `subs` names a
+/// row of `weights`; `level` is one this build has ([`Level::available`]).
+#[inline(always)]
+unsafe fn apply_raw(
+    level: Level,
+    dst: *mut Chunk,
+    src: *const Chunk,
+    weights: &[Chunk],
+    chunks: usize,
+    adds: &[u16],
+    subs: &[u16],
+) {
+    let base = weights.as_ptr();
+    match level {
+        #[cfg(all(target_arch = "x86_64", target_feature = "avx512bw"))]
+        Level::Avx512 => unsafe {
+            use std::arch::x86_64::*;
+            for c in 0..chunks {
+                let mut v = _mm512_load_si512(src.add(c) as *const _);
+                for &a in adds {
+                    let w = _mm512_load_si512(base.add(a as usize * chunks + c) as *const _);
+                    v = _mm512_add_epi16(v, w);
+                }
+                for &s in subs {
+                    let w = _mm512_load_si512(base.add(s as usize * chunks + c) as *const _);
+                    v = _mm512_sub_epi16(v, w);
+                }
+                _mm512_store_si512(dst.add(c) as *mut _, v);
+            }
+        },
+        #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
+        Level::Avx2 => unsafe {
+            use std::arch::x86_64::*;
+            for c in 0..chunks {
+                let s0 = src.add(c) as *const __m256i;
+                let (mut lo, mut hi) = (_mm256_load_si256(s0), _mm256_load_si256(s0.add(1)));
+                for &a in adds {
+                    let w = base.add(a as usize * chunks + c) as *const __m256i;
+                    lo = _mm256_add_epi16(lo, _mm256_load_si256(w));
+                    hi = _mm256_add_epi16(hi, _mm256_load_si256(w.add(1)));
+                }
+                for &s in subs {
+                    let w = base.add(s as usize * chunks + c) as *const __m256i;
+                    lo = _mm256_sub_epi16(lo, _mm256_load_si256(w));
+                    hi = _mm256_sub_epi16(hi, _mm256_load_si256(w.add(1)));
+                }
+                let d = dst.add(c) as *mut __m256i;
+                _mm256_store_si256(d, lo);
+                _mm256_store_si256(d.add(1), hi);
+            }
+        },
+        _ => unsafe {
+            for c in 0..chunks {
+                let mut v = (*src.add(c)).0;
+                for &a in adds {
+                    let w = &(*base.add(a as usize * chunks + c)).0;
+                    for i in 0..32 {
+                        v[i] = v[i].wrapping_add(w[i]);
+                    }
+                }
+                for &s in subs {
+                    let w = &(*base.add(s as usize * chunks + c)).0;
+                    for i in 0..32 {
+                        v[i] = v[i].wrapping_sub(w[i]);
+                    }
+                }
+                (*dst.add(c)).0 = v;
+            }
+        },
+    }
+}
+
+/// `acc += Σ rows(adds) − Σ rows(subs)`.
+#[inline]
+pub fn apply_in_place(
+    level: Level,
+    acc: &mut [Chunk],
+    weights: &[Chunk],
+    adds: &[u16],
+    subs: &[u16],
+) {
+    let chunks = acc.len();
+    assert!(level <= Level::best());
+    assert!(
+        adds.iter()
+            .chain(subs)
+            .all(|&r| (r as usize + 1) * chunks <= weights.len())
+    );
+    let p = acc.as_mut_ptr();
+    // SAFETY: `acc` is `chunks` chunks, the rows were checked against `weights`, and the
+    // level is one the build has.
+    unsafe { apply_raw(level, p, p, weights, chunks, adds, subs) }
+}
+
+/// `dst = src + Σ rows(adds) − Σ rows(subs)`.
+#[inline]
+pub fn apply_from(
+    level: Level,
+    dst: &mut [Chunk],
+    src: &[Chunk],
+    weights: &[Chunk],
+    adds: &[u16],
+    subs: &[u16],
+) {
+    let chunks = dst.len();
+    assert_eq!(src.len(), chunks);
+    assert!(level <= Level::best());
+    assert!(
+        adds.iter()
+            .chain(subs)
+            .all(|&r| (r as usize + 1) * chunks <= weights.len())
+    );
+    // SAFETY: as in `apply_in_place`; `dst` and `src` are distinct borrows of equal length.
+    unsafe {
+        apply_raw(
+            level,
+            dst.as_mut_ptr(),
+            src.as_ptr(),
+            weights,
+            chunks,
+            adds,
+            subs,
+        )
+    }
+}
+
+/// `Σ clamp(v, 0, QA)² × w` over `acc` and `weights` (equal lengths), wrapping `i32`.
+/// `small_weights`: every `|w| ≤ 128`, so that `v × w` fits `i16` and the wide paths may
+/// multiply before widening (`madd(v, v × w)`); otherwise they widen first.
+#[inline]
+pub fn screlu_sum(level: Level, acc: &[Chunk], weights: &[Chunk], small_weights: bool) -> i32 {
+    assert_eq!(acc.len(), weights.len());
+    assert!(level <= Level::best());
+    match level {
+        #[cfg(all(target_arch = "x86_64", target_feature = "avx512bw"))]
+        Level::Avx512 if small_weights => unsafe {
+            // SAFETY: the build has AVX-512BW; the chunks are 64-byte aligned.
+            use std::arch::x86_64::*;
+            let zero = _mm512_setzero_si512();
+            let qa = _mm512_set1_epi16(super::QA as i16);
+            let mut sum = _mm512_setzero_si512();
+            for (a, w) in acc.iter().zip(weights) {
+                let v = _mm512_load_si512(a.0.as_ptr() as *const _);
+                let v = _mm512_min_epi16(_mm512_max_epi16(v, zero), qa);
+                let w = _mm512_load_si512(w.0.as_ptr() as *const _);
+                let vw = _mm512_mullo_epi16(v, w);
+                sum = _mm512_add_epi32(sum, _mm512_madd_epi16(v, vw));
+            }
+            _mm512_reduce_add_epi32(sum)
+        },
+        #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
+        Level::Avx2 if small_weights => unsafe {
+            // SAFETY: the build has AVX2; the chunks are 64-byte aligned.
+            use std::arch::x86_64::*;
+            let zero = _mm256_setzero_si256();
+            let qa = _mm256_set1_epi16(super::QA as i16);
+            let mut sum = _mm256_setzero_si256();
+            for (a, w) in acc.iter().zip(weights) {
+                let ap = a.0.as_ptr() as *const __m256i;
+                let wp = w.0.as_ptr() as *const __m256i;
+                for half in 0..2 {
+                    let v = _mm256_load_si256(ap.add(half));
+                    let v = _mm256_min_epi16(_mm256_max_epi16(v, zero), qa);
+                    let vw = _mm256_mullo_epi16(v, _mm256_load_si256(wp.add(half)));
+                    sum = _mm256_add_epi32(sum, _mm256_madd_epi16(v, vw));
+                }
+            }
+            let lanes: [i32; 8] = std::mem::transmute(sum);
+            lanes.iter().fold(0i32, |s, &x| s.wrapping_add(x))
+        },
+        _ => {
+            let mut lanes = [0i32; 32];
+            for (a, w) in acc.iter().zip(weights) {
+                for i in 0..32 {
+                    let v = (a.0[i] as i32).clamp(0, super::QA);
+                    lanes[i] = lanes[i].wrapping_add((v * v).wrapping_mul(w.0[i] as i32));
+                }
+            }
+            lanes.iter().fold(0i32, |s, &x| s.wrapping_add(x))
+        }
+    }
+}
