@@ -17,15 +17,9 @@ use std::path::Path;
 use super::{HIDDEN_STEP, INPUTS, MAX_HIDDEN, MIN_HIDDEN, QA, QB, SCALE};
 
 /// 32 values of a row, aligned for one 512-bit load.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[repr(C, align(64))]
 pub struct Chunk(pub [i16; 32]);
-
-impl Default for Chunk {
-    fn default() -> Chunk {
-        Chunk([0; 32])
-    }
-}
 
 pub const MAGIC: [u8; 16] = *b"pawnstorm-nnue\r\n";
 pub const VERSION: u32 = 1;
@@ -87,7 +81,7 @@ fn padded_to_64(n: usize) -> usize {
 }
 
 fn valid_width(hidden: usize) -> bool {
-    (MIN_HIDDEN..=MAX_HIDDEN).contains(&hidden) && hidden % HIDDEN_STEP == 0
+    (MIN_HIDDEN..=MAX_HIDDEN).contains(&hidden) && hidden.is_multiple_of(HIDDEN_STEP)
 }
 
 fn read_u32(bytes: &[u8], at: usize) -> u32 {

@@ -237,9 +237,9 @@ pub fn screlu_sum(level: Level, acc: &[Chunk], weights: &[Chunk], small_weights:
         _ => {
             let mut lanes = [0i32; 32];
             for (a, w) in acc.iter().zip(weights) {
-                for i in 0..32 {
-                    let v = (a.0[i] as i32).clamp(0, super::QA);
-                    lanes[i] = lanes[i].wrapping_add((v * v).wrapping_mul(w.0[i] as i32));
+                for ((lane, &a), &w) in lanes.iter_mut().zip(&a.0).zip(&w.0) {
+                    let v = (a as i32).clamp(0, super::QA);
+                    *lane = lane.wrapping_add((v * v).wrapping_mul(w as i32));
                 }
             }
             lanes.iter().fold(0i32, |s, &x| s.wrapping_add(x))
