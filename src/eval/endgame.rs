@@ -5,7 +5,7 @@
 //! and the scalar evaluation share it, so they agree bit for bit.
 
 use super::kpk;
-use super::terms::SIGNATURE_BITS;
+use super::terms::{LIGHT_SQUARES, SIGNATURE_BITS};
 
 /// Full scale, out of which scale factors are given.
 pub const SCALE_NORMAL: i32 = 64;
@@ -204,6 +204,41 @@ pub fn finish(
         },
         None => tapered,
     }
+}
+
+impl Material {
+    /// The counts of a position's boards.
+    pub fn of_boards(boards: &PositionBoards) -> Material {
+        let count = |b: u64| b.count_ones() as i32;
+        Material {
+            counts: std::array::from_fn(|side| {
+                std::array::from_fn(|kind| count(boards.pieces[kind] & boards.colors[side]))
+            }),
+            light_bishops: std::array::from_fn(|side| {
+                count(boards.pieces[BISHOP] & boards.colors[side] & LIGHT_SQUARES)
+            }),
+        }
+    }
+}
+
+/// The score of the endgames the evaluation knows exactly (insufficient material, KPK,
+/// KBNK, KXK), White's point of view, if `boards` is one: what any evaluator (the terms or
+/// the network) gives way to.
+#[inline]
+pub fn exact_rule(boards: &PositionBoards) -> Option<(i32, Rule)> {
+    let pawns = boards.pieces[PAWN];
+    // Every rule needs a side without pawns.
+    if pawns & boards.colors[0] != 0 && pawns & boards.colors[1] != 0 {
+        return None;
+    }
+    let material = Material::of_boards(boards);
+    if material.insufficient() {
+        return Some((0, Rule::Insufficient));
+    }
+    if !material.is_bare(0) && !material.is_bare(1) {
+        return None;
+    }
+    special_endgame(&material, boards)
 }
 
 fn distance(a: u32, b: u32) -> i32 {

@@ -253,6 +253,16 @@ impl NnueEvaluator {
             .output(&self.net, self.level, black_to_move)
     }
 
+    /// [`Self::evaluate`] with the exact endgame rules on top ([`super::exact_rule`]): the
+    /// score the engine and the bulk passes use.
+    #[inline]
+    pub fn score(&mut self, boards: &[u64; 12], black_to_move: bool, ply: usize) -> i32 {
+        match super::exact_rule(boards, black_to_move) {
+            Some(score) => score,
+            None => self.evaluate(boards, black_to_move, ply),
+        }
+    }
+
     /// Brings `ply`'s slot to `boards`: from itself or the ply before, whichever is fewer
     /// changes away, if that is fewer rows than a refresh adds.
     #[inline]

@@ -35,3 +35,20 @@ pub fn feature(perspective: usize, colour: usize, kind: usize, square: usize) ->
     };
     ((colour != perspective) as usize) * 384 + kind * 64 + square
 }
+
+/// The score of an endgame the evaluation knows exactly (insufficient material, KPK, KBNK,
+/// KXK) from the side to move's view, if `boards` (colour × 6 + type, White first) is one:
+/// the network's score gives way to it, as the terms' does.
+#[inline]
+pub fn exact_rule(boards: &[u64; 12], black_to_move: bool) -> Option<i32> {
+    let position = crate::eval::endgame::PositionBoards {
+        pieces: std::array::from_fn(|kind| boards[kind] | boards[6 + kind]),
+        colors: [
+            boards[..6].iter().fold(0, |a, b| a | b),
+            boards[6..].iter().fold(0, |a, b| a | b),
+        ],
+        black_to_move,
+    };
+    crate::eval::endgame::exact_rule(&position)
+        .map(|(white, _)| if black_to_move { -white } else { white })
+}

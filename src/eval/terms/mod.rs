@@ -293,7 +293,7 @@ const QUEEN: usize = 4;
 const KING: usize = 5;
 
 /// The light squares: b1, d1, ..., a2, ... (a1 is dark).
-const LIGHT_SQUARES: u64 = 0x55aa_55aa_55aa_55aa;
+pub(crate) const LIGHT_SQUARES: u64 = 0x55aa_55aa_55aa_55aa;
 
 /// Signature layout: 4 bits a count, White's pawn..queen, Black's pawn..queen, then each
 /// side's light-squared bishops.
