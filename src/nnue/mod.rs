@@ -52,3 +52,20 @@ pub fn exact_rule(boards: &[u64; 12], black_to_move: bool) -> Option<i32> {
     crate::eval::endgame::exact_rule(&position)
         .map(|(white, _)| if black_to_move { -white } else { white })
 }
+
+/// The network compiled into the binary (`nets/default.nnue`), parsed once.
+pub fn default_network() -> Result<std::sync::Arc<Network>, String> {
+    static DEFAULT: std::sync::OnceLock<Result<std::sync::Arc<Network>, String>> =
+        std::sync::OnceLock::new();
+    DEFAULT
+        .get_or_init(|| match EMBEDDED {
+            Some(bytes) => Network::from_bytes(bytes, "the compiled-in network")
+                .map(std::sync::Arc::new)
+                .map_err(|e| e.to_string()),
+            None => Err("no network is compiled into this build: give one as a file".to_string()),
+        })
+        .clone()
+}
+
+/// The compiled-in network's bytes, once one has been trained.
+const EMBEDDED: Option<&[u8]> = None;
