@@ -7,6 +7,8 @@
 pub mod accumulator;
 pub mod network;
 pub mod simd;
+#[cfg(test)]
+mod tests;
 
 pub use accumulator::{Accumulators, NnueEvaluator};
 pub use network::{NetError, Network};
@@ -69,3 +71,16 @@ pub fn default_network() -> Result<std::sync::Arc<Network>, String> {
 
 /// The compiled-in network's bytes, once one has been trained.
 const EMBEDDED: Option<&[u8]> = None;
+
+/// A position's piece boards as the network reads them: colour × 6 + type, White first.
+#[inline]
+pub fn boards_of(position: &crate::Position) -> [u64; 12] {
+    std::array::from_fn(|i| {
+        let colour = if i < 6 {
+            crate::Color::White
+        } else {
+            crate::Color::Black
+        };
+        position.pieces(colour, crate::PieceType::ALL[i % 6]).0
+    })
+}

@@ -139,6 +139,34 @@ impl Network {
         })
     }
 
+    /// A network of pseudo-random weights within the ranges a clipped trainer gives (first
+    /// layer ±1.98·QA around a small positive bias, output weights ±127, so every kernel
+    /// path is exercised without overflow): for tests and benchmarks, where the speed and
+    /// the agreement of the paths do not depend on what the weights know.
+    pub fn random(hidden: usize, seed: u64) -> Result<Network, String> {
+        let mut state = seed ^ 0x9e37_79b9_7f4a_7c15;
+        let mut next = move |range: i32| {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^= z >> 31;
+            ((z % (2 * range as u64 + 1)) as i32 - range) as i16
+        };
+        let ft_weights: Vec<i16> = (0..INPUTS * hidden).map(|_| next(40)).collect();
+        let ft_bias: Vec<i16> = (0..hidden).map(|_| next(60) + 60).collect();
+        let out_weights: Vec<i16> = (0..2 * hidden).map(|_| next(127)).collect();
+        let out_bias = next(2000);
+        Network::from_parts(
+            hidden,
+            &ft_weights,
+            &ft_bias,
+            &out_weights,
+            out_bias,
+            "random",
+        )
+    }
+
     /// Reads a network file, either layout.
     pub fn load(path: &Path) -> Result<Network, NetError> {
         let bytes = std::fs::read(path).map_err(|source| NetError::Io {

@@ -1,0 +1,257 @@
+use std::sync::Arc;
+
+use super::network::{HEADER_BYTES, NetError, raw_size};
+use super::simd::Level;
+use super::*;
+use crate::movegen::{Board, MoveList, legal_moves};
+
+/// Positions of pseudo-random games from the start and from a few middlegame and endgame
+/// positions (so that promotions, castling, en passant and bare kings all occur).
+fn random_game_positions(games: usize, seed: u64) -> Vec<Vec<(Board, [u64; 12])>> {
+    let starts = [
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+        "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+        "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1",
+        "r3k2r/Pppp1ppp/1b3nbN/nP6/BBP1P3/q4N2/Pp1P2PP/R2Q1RK1 w kq - 0 1",
+        "8/P6k/8/8/8/8/6Kp/8 w - - 0 1",
+    ];
+    let mut state = seed;
+    let mut next = move || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 33) as usize
+    };
+    (0..games)
+        .map(|g| {
+            let mut board = Board::from_fen(starts[g % starts.len()]).unwrap();
+            let mut positions = vec![(board.clone(), boards_of(board.position()))];
+            let mut moves = MoveList::new();
+            for _ in 0..160 {
+                moves.clear();
+                legal_moves(&board, &mut moves);
+                if moves.is_empty() {
+                    break;
+                }
+                board = board.play(moves[next() % moves.len()]);
+                positions.push((board.clone(), boards_of(board.position())));
+            }
+            positions
+        })
+        .collect()
+}
+
+fn black(board: &Board) -> bool {
+    board.side_to_move() == crate::Color::Black
+}
+
+#[test]
+fn every_path_and_every_base_give_the_reference_after_every_move() {
+    for hidden in [16, 128, 48] {
+        let net = Arc::new(Network::random(hidden, hidden as u64).unwrap());
+        for level in Level::available() {
+            // One evaluator walks each game's positions in order (each the base of the next,
+            // as a bulk pass does); the other jumps between plies as a search does, so its
+            // bases are parents, siblings and stale positions of other lines.
+            let mut sequential = NnueEvaluator::with_level(net.clone(), level);
+            let mut tree = NnueEvaluator::with_level(net.clone(), level);
+            for game in random_game_positions(12, 7 + hidden as u64) {
+                for (k, (board, boards)) in game.iter().enumerate() {
+                    let expected = net.evaluate_reference(boards, black(board));
+                    assert_eq!(
+                        sequential.evaluate(boards, black(board), 0),
+                        expected,
+                        "{} width {hidden}: {}",
+                        level.name(),
+                        board.to_fen()
+                    );
+                    let ply = [0, 1, 2, 3, 2, 3, 4, 1, 2][k % 9];
+                    assert_eq!(tree.evaluate(boards, black(board), ply), expected);
+                    let reference = net.reference_accumulators(boards);
+                    let acc = tree.accumulate(boards, ply);
+                    for (p, values) in reference.iter().enumerate() {
+                        let kept: Vec<i16> = acc
+                            .perspective(p)
+                            .iter()
+                            .flat_map(|c| c.0)
+                            .take(hidden)
+                            .collect();
+                        assert_eq!(&kept, values);
+                    }
+                }
+            }
+            let stats = sequential.stats();
+            assert!(
+                stats.updates > 5 * stats.refreshes,
+                "consecutive positions should update, not refresh: {stats:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_paths_agree_when_output_weights_are_too_large_to_multiply_first() {
+    let random = Network::random(64, 3).unwrap();
+    let raw = random.raw_bytes();
+    let mut values: Vec<i16> = raw
+        .chunks_exact(2)
+        .map(|b| i16::from_le_bytes([b[0], b[1]]))
+        .collect();
+    let out = INPUTS * 64 + 64;
+    for (i, w) in values[out..out + 128].iter_mut().enumerate() {
+        *w = if i % 3 == 0 {
+            30_000
+        } else {
+            -20_000 + i as i16
+        };
+    }
+    let (ft, rest) = values.split_at(INPUTS * 64);
+    let (bias, rest) = rest.split_at(64);
+    let (out_w, rest) = rest.split_at(128);
+    let net = Arc::new(Network::from_parts(64, ft, bias, out_w, rest[0], "").unwrap());
+    assert!(!net.small_output_weights());
+    for level in Level::available() {
+        let mut evaluator = NnueEvaluator::with_level(net.clone(), level);
+        for game in random_game_positions(3, 11) {
+            for (board, boards) in &game {
+                assert_eq!(
+                    evaluator.evaluate(boards, black(board), 0),
+                    net.evaluate_reference(boards, black(board))
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_integer_evaluation_is_the_float_network_to_within_its_truncations() {
+    let net = Network::random(128, 5).unwrap();
+    let mut worst = 0.0f64;
+    for game in random_game_positions(4, 99) {
+        for (board, boards) in &game {
+            let int = net.evaluate_reference(boards, black(board)) as f64;
+            let float = net.evaluate_float(boards, black(board));
+            worst = worst.max((int - float).abs());
+        }
+    }
+    // Truncating Σ/QA loses under 1/QA of a unit (0.025 cp after scaling), the final
+    // division under 1 cp.
+    assert!(worst < 1.05, "integer and float differ by {worst} cp");
+}
+
+#[test]
+fn the_side_to_moves_accumulator_comes_first() {
+    let net = Network::random(32, 8).unwrap();
+    let board =
+        Board::from_fen("r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4")
+            .unwrap();
+    let flipped =
+        Board::from_fen("rnbqk2r/pppp1ppp/5n2/2b1p3/4P3/2N2N2/PPPP1PPP/R1BQKB1R b KQkq - 4 4")
+            .unwrap();
+    // The colour-mirrored position from the other side's point of view has the same
+    // features, so the same score.
+    assert_eq!(
+        net.evaluate_reference(&boards_of(board.position()), false),
+        net.evaluate_reference(&boards_of(flipped.position()), true)
+    );
+    let boards = boards_of(board.position());
+    assert_ne!(
+        net.evaluate_reference(&boards, false),
+        net.evaluate_reference(&boards, true),
+        "the side to move must change which accumulator meets which half of the output"
+    );
+}
+
+#[test]
+fn exact_endgame_rules_override_the_network() {
+    let net = Arc::new(Network::random(32, 1).unwrap());
+    let mut evaluator = NnueEvaluator::new(net);
+    for (fen, expected) in [
+        ("8/8/4k3/8/8/3K4/8/8 w - - 0 1", Some(0)),
+        ("8/8/4k3/8/8/3KN3/8/8 b - - 0 1", Some(0)),
+        ("8/8/8/8/8/2k5/8/K1N5 w - - 0 1", Some(0)),
+    ] {
+        let board = Board::from_fen(fen).unwrap();
+        let boards = boards_of(board.position());
+        assert_eq!(exact_rule(&boards, black(&board)), expected, "{fen}");
+        assert_eq!(evaluator.score(&boards, black(&board), 0), 0, "{fen}");
+    }
+    // KQK is a known win for the queen's side, whoever moves.
+    let board = Board::from_fen("8/8/4k3/8/8/3KQ3/8/8 b - - 0 1").unwrap();
+    let boards = boards_of(board.position());
+    let score = evaluator.score(&boards, true, 0);
+    assert!(score <= -1000, "KQK, the bare king to move: {score}");
+    // Both sides with pawns: no rule, the network's own value.
+    let board = Board::startpos();
+    let boards = boards_of(board.position());
+    assert_eq!(exact_rule(&boards, false), None);
+}
+
+#[test]
+fn both_layouts_round_trip_and_raw_files_load_padded_or_not() {
+    let mut net = Network::random(64, 21).unwrap();
+    net.set_provenance("trained on nothing, for a test");
+    let bytes = net.to_bytes();
+    assert_eq!(bytes.len(), HEADER_BYTES + 30 + raw_size(64));
+    assert_eq!(Network::from_bytes(&bytes, "t").unwrap(), net);
+
+    let raw = net.raw_bytes();
+    assert_eq!(raw.len(), 1542 * 64 + 2);
+    let mut plain = net.clone();
+    plain.set_provenance("");
+    assert_eq!(Network::from_bytes(&raw, "raw").unwrap(), plain);
+    let mut padded = raw.clone();
+    padded.resize(raw.len().div_ceil(64) * 64, 0);
+    assert_ne!(padded.len(), raw.len());
+    assert_eq!(Network::from_bytes(&padded, "padded").unwrap(), plain);
+}
+
+#[test]
+fn damaged_and_foreign_files_are_refused_with_the_reason() {
+    let net = Network::random(32, 2).unwrap();
+    let bytes = net.to_bytes();
+
+    let mut flipped = bytes.clone();
+    let last = flipped.len() - 1;
+    flipped[last] ^= 1;
+    assert!(matches!(
+        Network::from_bytes(&flipped, "f"),
+        Err(NetError::Checksum { .. })
+    ));
+
+    let cut = &bytes[..bytes.len() - 10];
+    let message = Network::from_bytes(cut, "cut.nnue")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.starts_with("cut.nnue: ") && message.contains("cut short"),
+        "{message}"
+    );
+
+    let mut other_width = bytes.clone();
+    other_width[24..28].copy_from_slice(&40u32.to_le_bytes());
+    let message = Network::from_bytes(&other_width, "w")
+        .unwrap_err()
+        .to_string();
+    assert!(message.contains("another architecture"), "{message}");
+
+    let raw = net.raw_bytes();
+    let message = Network::from_bytes(&raw[..raw.len() - 2], "short.bin")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.contains("short.bin: ") && message.contains("1542"),
+        "{message}"
+    );
+
+    let mut dirty_padding = raw.clone();
+    dirty_padding.resize(raw.len().div_ceil(64) * 64, 0);
+    let end = dirty_padding.len() - 1;
+    dirty_padding[end] = 7;
+    assert!(matches!(
+        Network::from_bytes(&dirty_padding, "p"),
+        Err(NetError::Size { .. })
+    ));
+
+    assert!(Network::random(40, 1).is_err(), "40 is no multiple of 16");
+}
