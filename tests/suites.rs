@@ -23,7 +23,7 @@ fn holds(file: &str, size: usize, floor: usize) {
     let text = std::fs::read_to_string(fixture(file)).expect("suite readable");
     let suite = read_suite(&text);
     assert!(suite.rejected.is_empty(), "{file}: {:?}", suite.rejected);
-    let result = run_suite(&suite.positions, NODES, |_, _, _| {});
+    let result = run_suite(&suite.positions, NODES, None, |_, _, _| {});
     println!(
         "{file}: solved {}/{} at {NODES} nodes",
         result.solved, result.positions
@@ -72,6 +72,6 @@ fn suite_moves_are_read_from_san() {
         "{error}"
     );
     // The mate in one is solved.
-    let result = run_suite(&positions[..1], 2_000, |_, _, _| {});
+    let result = run_suite(&positions[..1], 2_000, None, |_, _, _| {});
     assert_eq!(result.solved, 1);
 }

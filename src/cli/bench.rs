@@ -21,13 +21,16 @@ pub struct Args {
     /// With --suite: nodes searched per position (one thread, fresh tables each)
     #[arg(long, default_value_t = 100_000, requires = "suite")]
     nodes: u64,
+    #[command(flatten)]
+    evaluator: super::evaluator::EvalArgs,
 }
 
 pub fn run(args: Args) -> Result<()> {
+    let network = args.evaluator.network()?;
     if let Some(path) = &args.suite {
-        return run_suite(path, args.nodes);
+        return run_suite(path, args.nodes, network);
     }
-    let result = bench::run(args.depth, |i, nodes| {
+    let result = bench::run(args.depth, network.clone(), |i, nodes| {
         eprintln!(
             "position {:>2}/{}: {nodes} nodes",
             i + 1,
@@ -35,14 +38,17 @@ pub fn run(args: Args) -> Result<()> {
         );
     })?;
     let mut out = stdout();
+    let evaluation = match &network {
+        Some(net) => format!("network of {} hidden", net.hidden()),
+        None => format!("pawn hash hit rate {:.1}%", 100.0 * result.pawn_hit_rate()),
+    };
     writeln!(
         out,
-        "{} positions, depth {}, {:.2} s: {} nodes/s, pawn hash hit rate {:.1}%",
+        "{} positions, depth {}, {:.2} s: {} nodes/s, {evaluation}",
         result.positions,
         args.depth,
         result.seconds,
         result.nps(),
-        100.0 * result.pawn_hit_rate()
     )?;
     // The signature line last, as Stockfish prints it.
     writeln!(out, "Nodes searched: {}", result.nodes)?;
@@ -50,7 +56,11 @@ pub fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
-fn run_suite(path: &std::path::Path, nodes: u64) -> Result<()> {
+fn run_suite(
+    path: &std::path::Path,
+    nodes: u64,
+    network: Option<std::sync::Arc<pawnstorm::nnue::Network>>,
+) -> Result<()> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let suite = bench::read_suite(&text);
@@ -64,11 +74,16 @@ fn run_suite(path: &std::path::Path, nodes: u64) -> Result<()> {
         );
     }
     let mut out = stdout();
-    let result = bench::run_suite(&suite.positions, nodes, |position, found, solved| {
-        let found = found.map_or("none".to_string(), |mv| mv.uci(false).to_string());
-        let mark = if solved { "solved" } else { "missed" };
-        eprintln!("{mark} {} (found {found})", position.id);
-    });
+    let result = bench::run_suite(
+        &suite.positions,
+        nodes,
+        network,
+        |position, found, solved| {
+            let found = found.map_or("none".to_string(), |mv| mv.uci(false).to_string());
+            let mark = if solved { "solved" } else { "missed" };
+            eprintln!("{mark} {} (found {found})", position.id);
+        },
+    );
     let skipped = if suite.rejected.is_empty() {
         String::new()
     } else {

@@ -6,6 +6,7 @@ pub mod bench;
 pub mod datagen;
 pub mod dedup;
 pub mod eval;
+pub mod evaluator;
 pub mod export;
 pub mod features;
 pub mod filters;

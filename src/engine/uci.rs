@@ -14,6 +14,7 @@ use crate::engine::search::{Control, Engine, Info, Limits, MAX_THREADS, SearchRe
 use crate::eval::wdl;
 use crate::eval::{self, Prepared, Weights, terms::Term};
 use crate::movegen::{Board, Move, MoveList, legal_moves};
+use crate::nnue::Network;
 use crate::position::score;
 
 const NAME: &str = concat!("pawnstorm ", env!("CARGO_PKG_VERSION"));
@@ -23,6 +24,8 @@ const MAX_HASH_MB: usize = 65_536;
 const MAX_MULTIPV: usize = 256;
 const MAX_MOVE_OVERHEAD: u64 = 5_000;
 const MAX_NODES_PER_MS: u64 = 100_000;
+/// `Use NNUE` until games show the network wins.
+const USE_NNUE_DEFAULT: bool = false;
 
 /// Runs the loop on standard input and output until `quit` or the end of input.
 pub fn run() {
@@ -102,6 +105,10 @@ struct Uci {
     bounds: Option<Bounds>,
     /// Why the last `position` command set no position, if it did not.
     position_refused: Option<String>,
+    /// `Use NNUE`.
+    use_nnue: bool,
+    /// The network `EvalFile` loaded; `None`: the compiled-in one.
+    eval_file: Option<Arc<Network>>,
 }
 
 impl Uci {
@@ -124,6 +131,38 @@ impl Uci {
             show_wdl: false,
             bounds: None,
             position_refused: None,
+            use_nnue: USE_NNUE_DEFAULT,
+            eval_file: None,
+        }
+        .with_evaluator()
+    }
+
+    /// Sets the engine's evaluator from `Use NNUE` and `EvalFile`: the network asked for,
+    /// or the terms (with an `info string` saying why) when there is none.
+    fn with_evaluator(mut self) -> Uci {
+        self.apply_evaluator();
+        self
+    }
+
+    fn apply_evaluator(&mut self) {
+        let network = if self.use_nnue {
+            match &self.eval_file {
+                Some(net) => Some(net.clone()),
+                None => match crate::nnue::default_network() {
+                    Ok(net) => Some(net),
+                    Err(e) => {
+                        let text = format!("Use NNUE: {e}; evaluating with the hand-crafted terms");
+                        say(&format!("info string {text}"));
+                        complain(&text);
+                        None
+                    }
+                },
+            }
+        } else {
+            None
+        };
+        if let Some(engine) = self.engine.as_mut() {
+            engine.set_network(network);
         }
     }
 
@@ -184,6 +223,10 @@ impl Uci {
             "option name MultiPV type spin default 1 min 1 max {MAX_MULTIPV}"
         ));
         say("option name Weights type string default <empty>");
+        say("option name EvalFile type string default <empty>");
+        say(&format!(
+            "option name Use NNUE type check default {USE_NNUE_DEFAULT}"
+        ));
         say("option name Ponder type check default false");
         say("option name UCI_Chess960 type check default false");
         say("option name UCI_ShowWDL type check default false");
@@ -215,13 +258,14 @@ impl Uci {
             self.control.stop.store(true, Ordering::Relaxed);
             self.control.pondering.store(false, Ordering::Relaxed);
         }
-        self.engine = Some(match handle.join() {
-            Ok(engine) => engine,
+        match handle.join() {
+            Ok(engine) => self.engine = Some(engine),
             Err(_) => {
                 complain("the search failed; starting with a fresh engine");
-                Engine::new(self.hash_mb)
+                self.engine = Some(Engine::new(self.hash_mb));
+                self.apply_evaluator();
             }
-        });
+        }
     }
 
     fn set_option(&mut self, args: &[&str]) {
@@ -240,6 +284,18 @@ impl Uci {
             return;
         }
         self.finish_search(false);
+        match name.to_ascii_lowercase().as_str() {
+            "use nnue" => {
+                self.use_nnue = value.eq_ignore_ascii_case("true");
+                self.apply_evaluator();
+                return;
+            }
+            "evalfile" => {
+                self.set_eval_file(&value);
+                return;
+            }
+            _ => {}
+        }
         let bounds = self.bounds;
         let chess960 = &mut self.chess960;
         let show_wdl = &mut self.show_wdl;
@@ -363,6 +419,40 @@ impl Uci {
             "uci_showwdl" => *show_wdl = value.eq_ignore_ascii_case("true"),
             _ => complain(&format!("setoption: unknown option {name:?}")),
         }
+    }
+
+    /// `EvalFile`: a network file, or empty for the compiled-in network. A file that does
+    /// not load leaves the engine with what it had, and says why.
+    fn set_eval_file(&mut self, value: &str) {
+        if value.is_empty() || value == "<empty>" {
+            self.eval_file = None;
+        } else if self.bounds.is_some() {
+            complain("setoption EvalFile: no file is read in a bounded session");
+            return;
+        } else {
+            match Network::load(Path::new(value)) {
+                Ok(net) => {
+                    say(&format!(
+                        "info string EvalFile: {value}: network of {} hidden, checksum {:08x}",
+                        net.hidden(),
+                        net.checksum()
+                    ));
+                    self.eval_file = Some(Arc::new(net));
+                }
+                Err(e) => {
+                    let kept = match (&self.eval_file, self.use_nnue) {
+                        (_, false) => "the hand-crafted evaluation stays in use",
+                        (Some(_), true) => "the network loaded before stays in use",
+                        (None, true) => "the compiled-in network stays in use",
+                    };
+                    let text = format!("EvalFile: {e}; {kept}");
+                    say(&format!("info string {text}"));
+                    complain(&text);
+                    return;
+                }
+            }
+        }
+        self.apply_evaluator();
     }
 
     fn position(&mut self, args: &[&str]) {
@@ -508,6 +598,7 @@ impl Uci {
             return;
         };
         let weights = engine.evaluator_mut().weights().clone();
+        let engine_network = engine.network().cloned();
         let breakdown = eval::breakdown(&weights, self.board.position());
         say(&format!(
             "{:>22} | {:>6} {:>6} | {:>6}",
@@ -531,6 +622,33 @@ impl Uci {
             "Final evaluation: {} (white side), phase {}, scale {}/64",
             breakdown.finished.score, breakdown.finished.phase, breakdown.finished.scale
         ));
+        // The network's view beside it: the one in use, else the one `Use NNUE` would use.
+        let (network, in_use) = match engine_network {
+            Some(net) => (Some(net), true),
+            None => (
+                self.eval_file
+                    .clone()
+                    .or_else(|| crate::nnue::default_network().ok()),
+                false,
+            ),
+        };
+        if let Some(net) = network {
+            let position = self.board.position();
+            let boards = crate::nnue::boards_of(position);
+            let black = position.side_to_move() == crate::Color::Black;
+            let mut nnue = crate::nnue::NnueEvaluator::new(net.clone());
+            let stm = nnue.score(&boards, black, 0);
+            say(&format!(
+                "NNUE evaluation: {} (white side), network of {} hidden{}",
+                if black { -stm } else { stm },
+                net.hidden(),
+                if in_use {
+                    ", in use"
+                } else {
+                    ", not in use (Use NNUE false)"
+                }
+            ));
+        }
     }
 
     fn bench(&mut self, depth: Option<i32>) {
@@ -539,7 +657,8 @@ impl Uci {
         }
         let depth = depth.unwrap_or(crate::engine::search::bench::DEFAULT_DEPTH);
         let depth = self.bounds.map_or(depth, |b| depth.min(b.bench_depth));
-        match crate::engine::search::bench::run(depth, |_, _| {}) {
+        let network = self.engine.as_ref().and_then(|e| e.network().cloned());
+        match crate::engine::search::bench::run(depth, network, |_, _| {}) {
             Ok(result) => say(&format!(
                 "Nodes searched: {}\nNodes/second: {}",
                 result.nodes,

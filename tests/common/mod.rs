@@ -1,6 +1,8 @@
 //! Helpers the integration tests share: fixture paths, a seeded generator, board text.
 #![allow(dead_code)] // each test crate uses its own subset
 
+pub mod uci_session;
+
 /// The path of a file under `fixtures/`.
 pub fn fixture(relative: &str) -> String {
     format!("{}/fixtures/{relative}", env!("CARGO_MANIFEST_DIR"))

@@ -226,10 +226,10 @@ impl<'a> Search<'a> {
 
     /// The static evaluation from the side to move's view.
     #[inline]
-    fn evaluate(&mut self, board: &Board) -> i32 {
+    fn evaluate(&mut self, board: &Board, ply: usize) -> i32 {
         let white = self
             .evaluator
-            .evaluate_keyed(board.position(), board.pawn_key());
+            .evaluate_at(board.position(), board.pawn_key(), ply);
         let score = match board.side_to_move() {
             pawnstorm_kernels::Color::White => white,
             pawnstorm_kernels::Color::Black => -white,
@@ -315,7 +315,11 @@ impl<'a> Search<'a> {
                 return DRAW;
             }
             if ply >= MAX_PLY - 4 {
-                return if in_check { DRAW } else { self.evaluate(board) };
+                return if in_check {
+                    DRAW
+                } else {
+                    self.evaluate(board, ply)
+                };
             }
             // Mate-distance pruning: no line from here beats a mate already found nearer.
             alpha = alpha.max(mated_in(ply));
@@ -371,7 +375,7 @@ impl<'a> Search<'a> {
         let (raw_eval, static_eval) = if in_check {
             (-INFINITY, -INFINITY)
         } else {
-            let raw = hit.map_or_else(|| self.evaluate(board), |h| h.eval);
+            let raw = hit.map_or_else(|| self.evaluate(board, ply), |h| h.eval);
             (raw, self.corrected(board, raw))
         };
         self.frames[ply].static_eval = static_eval;
@@ -680,7 +684,11 @@ impl<'a> Search<'a> {
         }
         let in_check = board.in_check();
         if ply >= MAX_PLY - 4 {
-            return if in_check { DRAW } else { self.evaluate(board) };
+            return if in_check {
+                DRAW
+            } else {
+                self.evaluate(board, ply)
+            };
         }
         let key = board.key();
         let hit = self.tt.probe(key, ply);
@@ -706,7 +714,7 @@ impl<'a> Search<'a> {
                 return mated_in(ply);
             }
         } else {
-            raw_eval = hit.map_or_else(|| self.evaluate(board), |h| h.eval);
+            raw_eval = hit.map_or_else(|| self.evaluate(board, ply), |h| h.eval);
             static_eval = self.corrected(board, raw_eval);
             best_score = static_eval;
             if best_score >= beta {

@@ -82,13 +82,19 @@ impl BenchResult {
 }
 
 /// Searches every bench position to `depth` with a fresh engine (so the node count depends
-/// on nothing but the code), calling `each` after each position with its index and nodes.
-pub fn run(depth: i32, mut each: impl FnMut(usize, u64)) -> Result<BenchResult, FenError> {
+/// on nothing but the code and the evaluator: `network`, or the hand-crafted terms),
+/// calling `each` after each position with its index and nodes.
+pub fn run(
+    depth: i32,
+    network: Option<std::sync::Arc<crate::nnue::Network>>,
+    mut each: impl FnMut(usize, u64),
+) -> Result<BenchResult, FenError> {
     let boards = POSITIONS
         .iter()
         .map(|fen| Board::from_fen(fen))
         .collect::<Result<Vec<_>, _>>()?;
     let mut engine = Engine::new(HASH_MB);
+    engine.set_network(network);
     let control = Control::default();
     let limits = Limits::depth(depth);
     let start = Instant::now();
@@ -205,13 +211,15 @@ fn san_to_move(board: &Board, chess: &shakmaty::Chess, san: &str) -> Result<Move
 
 /// Searches every suite position to `nodes` nodes on one thread with fresh tables (so the
 /// count depends on nothing but the code), calling `each` with each position and whether
-/// the move found solves it: one of `bm`, none of `am`.
+/// the move found solves it: one of `bm`, none of `am`. `network` as for [`run`].
 pub fn run_suite(
     positions: &[SuitePosition],
     nodes: u64,
+    network: Option<std::sync::Arc<crate::nnue::Network>>,
     mut each: impl FnMut(&SuitePosition, Option<Move>, bool),
 ) -> SuiteResult {
     let mut engine = Engine::new(HASH_MB);
+    engine.set_network(network);
     let control = Control::default();
     let limits = Limits {
         nodes: Some(nodes),

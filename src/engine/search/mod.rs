@@ -222,10 +222,34 @@ impl Engine {
     }
 
     pub fn set_weights(&mut self, prepared: Prepared) {
+        let network = self.evaluator.network().cloned();
         self.evaluator = Evaluator::new(prepared, PAWN_ENTRIES);
+        self.evaluator.set_network(network);
         let threads = self.threads();
         self.helpers.clear();
         self.set_threads(threads);
+    }
+
+    /// Evaluates with `network` (`None`: the hand-crafted terms) in every thread. The table
+    /// is cleared: its stored evaluations are the other evaluator's.
+    pub fn set_network(&mut self, network: Option<Arc<crate::nnue::Network>>) {
+        let same = match (self.evaluator.network(), &network) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        };
+        if same {
+            return;
+        }
+        self.evaluator.set_network(network.clone());
+        for helper in &mut self.helpers {
+            helper.evaluator.set_network(network.clone());
+        }
+        self.tt.clear();
+    }
+
+    pub fn network(&self) -> Option<&Arc<crate::nnue::Network>> {
+        self.evaluator.network()
     }
 
     /// Searches with `threads` threads (Lazy SMP: one table, the rest per thread), 1 to
@@ -234,8 +258,10 @@ impl Engine {
         let helpers = threads.clamp(1, MAX_THREADS) - 1;
         self.helpers.truncate(helpers);
         while self.helpers.len() < helpers {
+            let mut evaluator = Evaluator::new(self.evaluator.weights().clone(), PAWN_ENTRIES);
+            evaluator.set_network(self.evaluator.network().cloned());
             self.helpers.push(Helper {
-                evaluator: Evaluator::new(self.evaluator.weights().clone(), PAWN_ENTRIES),
+                evaluator,
                 heuristics: Heuristics::new(MAX_PLY),
             });
         }
