@@ -53,6 +53,8 @@ pub struct Args {
     /// Evaluation weights of the engines (as `pawnstorm weights` writes them)
     #[arg(long, value_name = "FILE")]
     weights: Option<PathBuf>,
+    #[command(flatten)]
+    evaluator: super::evaluator::EvalArgs,
     /// Also write every game as PGN (with --append, added to the file)
     #[arg(long, value_name = "FILE")]
     pgn: Option<PathBuf>,
@@ -112,6 +114,7 @@ pub fn run(args: Args) -> Result<()> {
         args.hash as usize,
         args.syzygy.as_deref(),
         &weights,
+        args.evaluator.network()?,
     )?;
 
     let start = Instant::now();
@@ -187,11 +190,13 @@ fn engines(
     hash_mb: usize,
     syzygy: Option<&str>,
     weights: &Prepared,
+    network: Option<std::sync::Arc<pawnstorm::nnue::Network>>,
 ) -> Result<Vec<Engine>> {
     let mut engines = Vec::with_capacity(threads);
     for _ in 0..threads {
         let mut engine = Engine::new(1);
         engine.set_weights(weights.clone());
+        engine.set_network(network.clone());
         if !engine.resize_hash(hash_mb) {
             bail!("cannot allocate a {hash_mb} MiB hash table for each of {threads} threads");
         }

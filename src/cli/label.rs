@@ -42,6 +42,8 @@ pub struct Args {
     /// Evaluation weights of pawnstorm's own search (as `pawnstorm weights` writes them)
     #[arg(long, value_name = "FILE", conflicts_with = "engine")]
     weights: Option<PathBuf>,
+    #[command(flatten)]
+    evaluator: super::evaluator::EvalArgs,
     /// An option for --engine, sent as `setoption name NAME value VALUE` (repeatable)
     #[arg(long = "option", value_name = "NAME=VALUE", value_parser = name_value, requires = "engine")]
     options: Vec<(String, String)>,
@@ -99,6 +101,13 @@ impl Interrupt {
 
 pub fn run(args: Args, global: Global) -> Result<()> {
     let started = Instant::now();
+    if args.engine.is_some()
+        && (args.evaluator.net.is_some() || args.evaluator.kind == super::evaluator::EvalKind::Nnue)
+    {
+        bail!(
+            "--eval nnue and --net are for pawnstorm's own search; --engine evaluates as it does"
+        );
+    }
     let limit = match (args.depth, args.nodes, args.movetime) {
         (_, Some(n), _) => Limit::Nodes(n),
         (_, _, Some(ms)) => Limit::Movetime(ms),
@@ -185,10 +194,26 @@ pub fn run(args: Args, global: Global) -> Result<()> {
         let mut progress = |n: u64| bar.inc(n);
         match &args.engine {
             None => {
-                searched_by = format!("pawnstorm's search at {}", describe(limit));
                 let weights = Prepared::new(weights::load(args.weights.as_deref())?);
+                let network = args.evaluator.network()?;
+                let evaluation = match &network {
+                    Some(net) => format!(
+                        ", network of {} hidden ({:08x})",
+                        net.hidden(),
+                        net.checksum()
+                    ),
+                    None => String::new(),
+                };
+                searched_by = format!("pawnstorm's search at {}{evaluation}", describe(limit));
                 let labellers = (0..threads)
-                    .map(|_| SearchLabeller::new(limit, args.hash as usize, weights.clone()))
+                    .map(|_| {
+                        SearchLabeller::new(
+                            limit,
+                            args.hash as usize,
+                            weights.clone(),
+                            network.clone(),
+                        )
+                    })
                     .collect::<Option<Vec<_>>>()
                     .with_context(|| {
                         format!(

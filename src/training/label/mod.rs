@@ -73,12 +73,19 @@ pub struct SearchLabeller {
 }
 
 impl SearchLabeller {
-    pub fn new(limit: Limit, hash_mb: usize, weights: Prepared) -> Option<SearchLabeller> {
+    /// A labeller searching with `weights`' terms, or with `network` when there is one.
+    pub fn new(
+        limit: Limit,
+        hash_mb: usize,
+        weights: Prepared,
+        network: Option<std::sync::Arc<crate::nnue::Network>>,
+    ) -> Option<SearchLabeller> {
         let mut engine = Engine::new(1);
         if !engine.resize_hash(hash_mb) {
             return None;
         }
         engine.set_weights(weights);
+        engine.set_network(network);
         let limits = match limit {
             Limit::Depth(d) => Limits::depth(d as i32),
             Limit::Nodes(n) => Limits {
