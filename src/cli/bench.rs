@@ -39,7 +39,16 @@ pub fn run(args: Args) -> Result<()> {
     })?;
     let mut out = stdout();
     let evaluation = match &network {
-        Some(net) => format!("network of {} hidden", net.hidden()),
+        Some(net) => {
+            let stats = result.accumulators.unwrap_or_default();
+            let total = (stats.updates + stats.refreshes).max(1) as f64;
+            format!(
+                "network of {} hidden, accumulators {:.1}% updated, {:.1}% refreshed",
+                net.hidden(),
+                100.0 * stats.updates as f64 / total,
+                100.0 * stats.refreshes as f64 / total
+            )
+        }
         None => format!("pawn hash hit rate {:.1}%", 100.0 * result.pawn_hit_rate()),
     };
     writeln!(

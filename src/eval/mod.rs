@@ -140,6 +140,11 @@ impl Evaluator {
         self.nnue.as_ref().map(|n| n.network())
     }
 
+    /// How the network's accumulators were found so far, with a network.
+    pub fn accumulator_stats(&self) -> Option<crate::nnue::accumulator::AccumulatorStats> {
+        self.nnue.as_ref().map(|n| n.stats())
+    }
+
     /// The search's evaluation of `position` at `ply`, White's point of view: the network's
     /// (with the exact endgame rules) if there is one, else the terms'.
     #[inline]

@@ -69,6 +69,8 @@ pub struct BenchResult {
     pub seconds: f64,
     pub pawn_probes: u64,
     pub pawn_hits: u64,
+    /// With a network: how its accumulators were found.
+    pub accumulators: Option<crate::nnue::accumulator::AccumulatorStats>,
 }
 
 impl BenchResult {
@@ -115,6 +117,7 @@ pub fn run(
         seconds,
         pawn_probes,
         pawn_hits,
+        accumulators: engine.accumulator_stats(),
     })
 }
 

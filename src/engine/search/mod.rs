@@ -283,6 +283,11 @@ impl Engine {
         &mut self.evaluator
     }
 
+    /// The main thread's accumulator updates and refreshes, with a network.
+    pub fn accumulator_stats(&self) -> Option<crate::nnue::accumulator::AccumulatorStats> {
+        self.evaluator.accumulator_stats()
+    }
+
     /// Pawn hash probes and hits since the table was made or cleared.
     pub fn pawn_hash_stats(&self) -> (u64, u64) {
         let table = self.evaluator.pawn_table();
