@@ -7,6 +7,7 @@
 pub mod accumulator;
 pub mod network;
 pub mod simd;
+pub mod train;
 
 pub use accumulator::{Accumulators, NnueEvaluator};
 pub use network::{NetError, Network};
