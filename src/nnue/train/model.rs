@@ -147,26 +147,109 @@ fn output_sum(acc: &[V], weights: &[V]) -> f32 {
     lanes.to_array().iter().sum()
 }
 
+/// Units a block of the first layer keeps in registers: 8 of the 32 vector registers
+/// (N = 128 is one block), so that a row is added with loads alone, the sums stored once.
+const BLOCK: usize = 8;
+
+/// Calls `block::<B>(start)` over `0..units` in blocks of [`BLOCK`], then 4, 2, 1.
+macro_rules! in_blocks {
+    ($units:expr, $f:ident, $($arg:expr),*) => {{
+        let units = $units;
+        let mut start = 0;
+        while start + BLOCK <= units {
+            $f::<BLOCK>(start, $($arg),*);
+            start += BLOCK;
+        }
+        if start + 4 <= units {
+            $f::<4>(start, $($arg),*);
+            start += 4;
+        }
+        if start + 2 <= units {
+            $f::<2>(start, $($arg),*);
+            start += 2;
+        }
+        if start < units {
+            $f::<1>(start, $($arg),*);
+        }
+    }};
+}
+
+/// `acc[start..start + B] = bias + Σ rows of features`, the sums in registers.
+#[inline(always)]
+fn accumulate_block<const B: usize>(
+    start: usize,
+    params: &[V],
+    c: usize,
+    bias: &[V],
+    features: &[u16],
+    acc: &mut [V],
+) {
+    let mut sums: [f32x16; B] = std::array::from_fn(|k| load(&bias[start + k]));
+    for &f in features {
+        let row = &params[f as usize * c + start..][..B];
+        for k in 0..B {
+            sums[k] += load(&row[k]);
+        }
+    }
+    for k in 0..B {
+        acc[start + k] = sums[k].to_array();
+    }
+}
+
+/// `rows of features[start..start + B] += delta`, the delta in registers.
+#[inline(always)]
+fn scatter_block<const B: usize>(
+    start: usize,
+    grad: &mut [V],
+    c: usize,
+    delta: &[V],
+    features: &[u16],
+) {
+    let d: [f32x16; B] = std::array::from_fn(|k| load(&delta[start + k]));
+    for &f in features {
+        let row = &mut grad[f as usize * c + start..][..B];
+        for k in 0..B {
+            row[k] = (load(&row[k]) + d[k]).to_array();
+        }
+    }
+}
+
+/// A position's active inputs from one perspective, unpacked once for both passes.
+#[derive(Clone, Copy)]
+struct Active {
+    features: [u16; MAX_ACTIVE],
+    len: usize,
+}
+
+impl Active {
+    #[inline(always)]
+    fn of(row: &[i32]) -> Active {
+        let mut features = [0u16; MAX_ACTIVE];
+        let mut len = 0;
+        for f in active(row) {
+            features[len] = f as u16;
+            len += 1;
+        }
+        Active { features, len }
+    }
+
+    #[inline(always)]
+    fn get(&self) -> &[u16] {
+        &self.features[..self.len]
+    }
+}
+
 /// The model's output (before the sigmoid) for one position: the accumulators are left in
 /// `scratch`.
 #[inline(always)]
-fn forward(
-    params: &[V],
-    layout: Layout,
-    ours: &[i32],
-    theirs: &[i32],
-    scratch: &mut Scratch,
-) -> f32 {
+fn forward(params: &[V], layout: Layout, sides: &[Active; 2], scratch: &mut Scratch) -> f32 {
     let c = layout.hidden / LANES;
     let bias = &params[layout.ft_bias() / LANES..][..c];
     let out_w = &params[layout.out_weights() / LANES..][..2 * c];
     let mut out = params[layout.out_bias() / LANES][0];
-    for (side, features) in [ours, theirs].into_iter().enumerate() {
+    for (side, features) in sides.iter().enumerate() {
         let acc = &mut scratch.acc[side];
-        acc.copy_from_slice(bias);
-        for f in active(features) {
-            add_row(acc, &params[f * c..(f + 1) * c]);
-        }
+        in_blocks!(c, accumulate_block, params, c, bias, features.get(), acc);
         out += output_sum(acc, &out_w[side * c..(side + 1) * c]);
     }
     out
@@ -195,7 +278,8 @@ pub fn error_and_gradient(
         };
         let ours = &batch.stm_features[i * MAX_ACTIVE..(i + 1) * MAX_ACTIVE];
         let theirs = &batch.nstm_features[i * MAX_ACTIVE..(i + 1) * MAX_ACTIVE];
-        let out = forward(params, layout, ours, theirs, scratch);
+        let sides = [Active::of(ours), Active::of(theirs)];
+        let out = forward(params, layout, &sides, scratch);
         let p = sigmoid(out);
         let miss = p - target;
         error += (miss * miss) as f64;
@@ -228,10 +312,9 @@ pub fn error_and_gradient(
         for side in 0..2 {
             add_row(&mut grad[bias..bias + c], &scratch.delta[side]);
         }
-        for (side, features) in [ours, theirs].into_iter().enumerate() {
-            for f in active(features) {
-                add_row(&mut grad[f * c..(f + 1) * c], &scratch.delta[side]);
-            }
+        for (side, features) in sides.iter().enumerate() {
+            let delta = &scratch.delta[side];
+            in_blocks!(c, scatter_block, grad, c, delta, features.get());
         }
     }
     (error, counted)
@@ -241,7 +324,8 @@ pub fn error_and_gradient(
 /// side to move's view).
 pub fn evaluate_features(params: &[f32], layout: Layout, ours: &[i32], theirs: &[i32]) -> f32 {
     let mut scratch = Scratch::new(layout.hidden);
-    forward(units(params), layout, ours, theirs, &mut scratch) * SCALE as f32
+    let sides = [Active::of(ours), Active::of(theirs)];
+    forward(units(params), layout, &sides, &mut scratch) * SCALE as f32
 }
 
 /// The quantised network, as bullet quantises: `round(w · QA)` for the first layer,
