@@ -84,7 +84,7 @@ pub struct Args {
 
 fn hidden_width(text: &str) -> Result<usize, String> {
     match text.parse::<usize>() {
-        Ok(n) if (MIN_HIDDEN..=MAX_HIDDEN).contains(&n) && n % HIDDEN_STEP == 0 => Ok(n),
+        Ok(n) if (MIN_HIDDEN..=MAX_HIDDEN).contains(&n) && n.is_multiple_of(HIDDEN_STEP) => Ok(n),
         _ => Err(format!(
             "`{text}` is not a multiple of {HIDDEN_STEP} from {MIN_HIDDEN} to {MAX_HIDDEN}"
         )),

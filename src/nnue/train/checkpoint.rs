@@ -94,7 +94,7 @@ impl Checkpoint {
         }
         let hidden = u32_at(20) as usize;
         if !(crate::nnue::MIN_HIDDEN..=crate::nnue::MAX_HIDDEN).contains(&hidden)
-            || hidden % crate::nnue::HIDDEN_STEP != 0
+            || !hidden.is_multiple_of(crate::nnue::HIDDEN_STEP)
         {
             return refuse(&format!("a hidden width of {hidden}"));
         }
