@@ -132,7 +132,7 @@ struct Progress {
 
 impl Observer for Progress {
     fn batch(&mut self, epoch: u64, positions: u64, loss: f64) {
-        if positions >= self.bar.length().unwrap_or(0) && self.per_epoch.is_none() {
+        if positions > self.bar.length().unwrap_or(0) {
             self.bar.set_length(positions);
         }
         self.bar.set_position(positions);
@@ -259,8 +259,21 @@ pub fn run(args: Args, _global: Global) -> Result<()> {
         loader_threads: 1,
         checkpoint: Some((checkpoint_path.clone(), options)),
     };
+    // The first epoch's length, until it is known: the DBs' positions less the held-out
+    // share (an overestimate by the filters' share), or unknown with other inputs.
+    let estimate = args.epoch_positions.or_else(|| {
+        let sizes: Option<Vec<u64>> = inputs
+            .iter()
+            .map(|i| {
+                pawnstorm::db::Database::open(&i.path)
+                    .ok()
+                    .map(|db| db.len())
+            })
+            .collect();
+        sizes.map(|s| (s.iter().sum::<u64>() as f64 * (1.0 - args.holdout)) as u64)
+    });
     let mut observer = Progress {
-        bar: progress::count_bar(0, "positions"),
+        bar: progress::training_bar(estimate.unwrap_or(0)),
         epochs: args.epochs,
         per_epoch: None,
         started: Instant::now(),
