@@ -31,6 +31,7 @@ fn main() -> ExitCode {
                 | Command::Eval(_)
                 | Command::Weights(_)
                 | Command::Tune(_)
+                | Command::TrainNet(_)
                 | Command::Split(_)
                 | Command::Merge(_)
                 | Command::Dedup(_)
@@ -49,6 +50,7 @@ fn main() -> ExitCode {
         Some(Command::Eval(args)) => cli::eval::run(args, global),
         Some(Command::Weights(args)) => cli::weights::run(args),
         Some(Command::Tune(args)) => cli::tune::run(args, global),
+        Some(Command::TrainNet(args)) => cli::train_net::run(args, global),
         Some(Command::Show(args)) => cli::show::run(args, global),
         Some(Command::Report(args)) => cli::report::run(args, global),
         Some(Command::Split(args)) => cli::split::run(args, global),

@@ -846,6 +846,7 @@ impl NativeLoader {
             seed,
             threads,
             filter,
+            split: Default::default(),
         })
         .map_err(PyValueError::new_err)?;
         Ok(NativeLoader {

@@ -296,6 +296,7 @@ fn run_mixed(args: &Args, format: Format) -> Result<()> {
         filter: filter.clone(),
         shuffle_blocks: false,
         seed: filter.seed,
+        split: Default::default(),
     };
     // Parquet's columns: every label a DB input has; any other input may carry any label.
     let mut columns = Columns::default();

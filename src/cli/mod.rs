@@ -20,6 +20,7 @@ pub mod progress;
 pub mod report;
 pub mod show;
 pub mod split;
+pub mod train_net;
 pub mod tune;
 pub mod uci;
 pub mod weights;
@@ -82,6 +83,8 @@ pub enum Command {
     Weights(weights::Args),
     /// Fit the evaluation weights to labelled positions (Texel tuning) into a weights file
     Tune(tune::Args),
+    /// Train a (768 → N) × 2 → 1 SCReLU network (NNUE) on labelled positions, on the CPU
+    TrainNet(train_net::Args),
     /// Draw a position: from a FEN, or position N of a DB
     Show(show::Args),
     /// One self-contained HTML page about a DB: counts, histograms, calibration, terms

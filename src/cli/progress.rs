@@ -72,3 +72,17 @@ pub fn games_bar(total: u64) -> ProgressBar {
     );
     bar
 }
+
+/// A bar counting an epoch's positions (`total` once known), its message the running loss
+/// and rate.
+pub fn training_bar(total: u64) -> ProgressBar {
+    let bar = bytes_bar(None);
+    bar.set_length(total);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {wide_bar} {human_pos}/{human_len} positions {msg}",
+        )
+        .expect("valid template"),
+    );
+    bar
+}

@@ -57,7 +57,13 @@ pub fn evaluate(position: &Position) -> i32 {
 
 /// The score of `position` with `prepared` weights, White's point of view.
 pub fn evaluate_with(prepared: &Prepared, position: &Position) -> i32 {
-    let boards = position_boards(position);
+    evaluate_boards(prepared, &position_boards(position))
+}
+
+/// The score of the position `boards` hold with `prepared` weights, White's point of view
+/// (for callers that hold boards, not positions: the network trainer's comparison).
+pub fn evaluate_boards(prepared: &Prepared, boards: &endgame::PositionBoards) -> i32 {
+    let boards = *boards;
     let lanes = lane_boards(&boards);
     let mut total = Total::<u64>::new();
     let meta = all_terms(prepared, &lanes, &mut total);

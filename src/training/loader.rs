@@ -23,7 +23,7 @@ use pawnstorm_kernels::Color;
 use crate::export::filters::Filter;
 use crate::position::labels::{GameResult, Record};
 use crate::training::arrays::UNKNOWN_SCORE;
-use crate::training::mix::{self, Input, InputCounts, Item, MixConfig};
+use crate::training::mix::{self, Input, InputCounts, Item, MixConfig, Split};
 use crate::training::nnue::{FeatureSet, MAX_ACTIVE};
 
 /// What a loader reads and how it cuts it.
@@ -42,6 +42,8 @@ pub struct LoaderConfig {
     /// Worker threads computing features.
     pub threads: usize,
     pub filter: Filter,
+    /// The side of the held-out split read (`Split::All`: every position).
+    pub split: Split,
 }
 
 /// One batch: `len` positions, the arrays row-major.
@@ -528,6 +530,7 @@ fn read_all(
         filter,
         shuffle_blocks: config.shuffle,
         seed: blocks_seed,
+        split: config.split,
     };
     let (inputs, dropped) = mix::run(
         &mix_config,

@@ -90,6 +90,35 @@ pub struct InputCounts {
     pub rejected: u64,
     /// Times the input was read to its end.
     pub rounds: u32,
+    /// Positions on the other side of the held-out split ([`Split`]): neither read nor
+    /// dropped, they belong to the other stream.
+    pub split_off: u64,
+}
+
+/// Which side of the held-out split a stream gives: every position, or one side of
+/// `tune`'s split at a fraction ([`crate::training::tune::data::held_out`]: by game where
+/// the input has game ids, else by runs of consecutive positions), so that a trainer's
+/// held-out positions are whole games it never trained on, and the same games `tune` holds
+/// out from the same inputs in the same order.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum Split {
+    #[default]
+    All,
+    Training(f64),
+    HeldOut(f64),
+}
+
+impl Split {
+    /// Whether the position at `index` of input `source` (of game `game`) is on this side.
+    #[inline]
+    pub fn keeps(self, source: u32, game: Option<u32>, index: u64) -> bool {
+        use crate::training::tune::data::held_out;
+        match self {
+            Split::All => true,
+            Split::Training(fraction) => !held_out(source, game, index, fraction),
+            Split::HeldOut(fraction) => held_out(source, game, index, fraction),
+        }
+    }
 }
 
 /// How a stream is read.
@@ -103,6 +132,8 @@ pub struct MixConfig {
     /// Read each DB's blocks in a random order (new each round), from `seed`.
     pub shuffle_blocks: bool,
     pub seed: u64,
+    /// The side of the held-out split given, decided before the filters.
+    pub split: Split,
 }
 
 /// Records a parsing thread hands over at once.
@@ -157,6 +188,7 @@ struct Output<T> {
 /// Filtering state shared by the inputs of a stream.
 struct Context<'a> {
     filter: &'a Filter,
+    split: Split,
     evaluator: Option<Evaluator>,
     ordered: Ordered,
     dropped: Dropped,
@@ -223,6 +255,7 @@ pub fn run<T: Item>(
     }
     let mut context = Context {
         filter: &config.filter,
+        split: config.split,
         evaluator: config.filter.evaluator(),
         ordered: Ordered::new(&config.filter),
         dropped: Dropped::default(),
@@ -391,7 +424,18 @@ impl<T: Item> Reader<T> {
                 let block = db.block(b).map_err(|e| e.to_string())?;
                 let base = (b * db.block_size()) as u64;
                 let filter = context.filter;
+                let split = context.split;
                 for row in 0..block.len {
+                    if split != Split::All {
+                        let game = block
+                            .game_id
+                            .map(|c| c[row])
+                            .filter(|&g| g != crate::db::NO_GAME);
+                        if !split.keeps(input, game, base + row as u64) {
+                            out.counts.split_off += 1;
+                            continue;
+                        }
+                    }
                     out.counts.read += 1;
                     let draw = draw_key(input, round, base + row as u64);
                     let mut kept = true;
@@ -444,14 +488,16 @@ impl<T: Item> Reader<T> {
                 for record in records {
                     if let Some(before) = pending.replace(record) {
                         let draw = draw_key(input, round, *ordinal);
+                        let place = (input, *ordinal);
                         *ordinal += 1;
-                        decide(out, before, pending.as_ref(), (draw, round), context);
+                        decide(out, before, pending.as_ref(), place, (draw, round), context);
                     }
                 }
                 if let Some(rejected) = ended {
                     if let Some(last) = pending.take() {
                         let draw = draw_key(input, round, *ordinal);
-                        decide(out, last, None, (draw, round), context);
+                        let place = (input, *ordinal);
+                        decide(out, last, None, place, (draw, round), context);
                     }
                     *ordinal = 0;
                     out.counts.rejected += rejected;
@@ -463,14 +509,20 @@ impl<T: Item> Reader<T> {
     }
 }
 
-/// Filters a parsed record (`next`: the one after it in the input) into the queue.
+/// Filters a parsed record (`next`: the one after it in the input; `place`: its input and
+/// index there) into the queue.
 fn decide<T: Item>(
     out: &mut Output<T>,
     record: Record,
     next: Option<&Record>,
+    (source, index): (u32, u64),
     (draw, draw_round): (u64, u32),
     context: &mut Context<'_>,
 ) {
+    if !context.split.keeps(source, record.labels.game_id, index) {
+        out.counts.split_off += 1;
+        return;
+    }
     out.counts.read += 1;
     let filter = context.filter;
     if filter.has_row_rules() {

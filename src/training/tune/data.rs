@@ -259,7 +259,7 @@ pub const HOLDOUT_RUN: u64 = 512;
 /// from and its game id) or, without a game id, of the run of [`HOLDOUT_RUN`] positions
 /// it stands in. Positions of one game stay together, so the held-out loss is not measured
 /// on the neighbours of training positions.
-fn held_out(source: u32, game: Option<u32>, index: u64, fraction: f64) -> bool {
+pub(crate) fn held_out(source: u32, game: Option<u32>, index: u64, fraction: f64) -> bool {
     let key = match game {
         Some(game) => (1 << 63) | game as u64,
         None => (index / HOLDOUT_RUN) & !(1 << 63),

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The recipe behind nets/default.nnue: pawnstorm's network trained by `pawnstorm train-net`
+# on pawnstorm's own self-play.
+#
+#   scripts/train-net.sh [DATA_DIR] [EXTRA TRAIN-NET OPTIONS...]
+#
+# Inputs: every DATA_DIR/selfplay-*.psdb shard (default DATA_DIR: ../data, the datagen
+# shards: self-play at fixed nodes, scored by pawnstorm's search, with results) and every
+# .binpack in SHARED (default ../shared/data: the first shard of self-play), read one after
+# the other, the held-out tenth split off as `tune` splits (whole games where the DB has
+# game ids, runs of 512 positions in a binpack). The default skips apply (positions in
+# check, captures and promotions as the move played, mate scores).
+#
+#   scripts/train-net.sh                                   # writes nets/default.nnue
+#   EPOCHS=1 OUT=/tmp/try.nnue scripts/train-net.sh ../data    # a quick trial
+#
+# Settings are environment variables (HIDDEN, EPOCHS, WDL, SEED, THREADS, SHARED, OUT);
+# other train-net options (--lr, --epoch-positions, filters) follow DATA_DIR.
+#
+# The net is the same for the same inputs and settings on any thread count (train-net is
+# deterministic); an interrupted run continues with the same command and --resume.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DATA=${1:-../data}
+[[ $# -gt 0 ]] && shift
+SHARED=${SHARED:-../shared/data}
+OUT=${OUT:-nets/default.nnue}
+HIDDEN=${HIDDEN:-128}
+EPOCHS=${EPOCHS:-30}
+WDL=${WDL:-0.5}
+SEED=${SEED:-1}
+THREADS=${THREADS:-$(nproc)}
+
+cargo build --release
+bin=target/release/pawnstorm
+shopt -s nullglob
+inputs=("$DATA"/selfplay-*.psdb "$SHARED"/*.binpack)
+if [[ ${#inputs[@]} -eq 0 ]]; then
+  echo "no inputs: no $DATA/selfplay-*.psdb and no $SHARED/*.binpack" >&2
+  exit 1
+fi
+mkdir -p "$(dirname "$OUT")"
+set -x
+"$bin" train-net "${inputs[@]}" -o "$OUT" --hidden "$HIDDEN" --epochs "$EPOCHS" \
+  --wdl "$WDL" --seed "$SEED" --threads "$THREADS" "$@"

@@ -1,0 +1,539 @@
+//! The float model the trainer fits, its forward and backward passes, and its quantisation.
+//!
+//! Every parameter lives in one flat `f32` array (so that the optimiser, the gradient merge
+//! and the checkpoint each run over one slice): first-layer weights `[768][N]`, biases
+//! `[N]`, output weights `[2N]` (the side to move's half first), the output bias, then
+//! zeros up to a multiple of [`LANES`].
+//!
+//! ```text
+//! acc   = bias + Σ rows of the active inputs          (one per perspective)
+//! out   = Σ screlu(acc_us) · w_us + Σ screlu(acc_them) · w_them + b,  screlu = clamp(x, 0, 1)²
+//! p     = sigmoid(out)                                 (eval = 400 · out centipawns)
+//! loss  = (p − target)²,  target = W · result + (1 − W) · sigmoid(score / 400)
+//! ```
+
+use wide::f32x16;
+
+use crate::nnue::{INPUTS, Network, QA, QB, SCALE};
+use crate::training::loader::Batch;
+use crate::training::nnue::MAX_ACTIVE;
+
+/// Values handled together: one AVX-512 register of `f32`; the hidden width is a multiple.
+pub const LANES: usize = 16;
+
+/// The bound every parameter is clipped to after each step: QA · 1.98 = 505 fits `i16`
+/// with 33 rows summed (16,665), QB · 1.98 = 127 keeps every quantised output weight within
+/// ±128 (the kernels' `v · w` in `i16`), and QA · QB · 1.98 = 32,314 fits the output bias.
+pub const CLIP: f32 = 1.98;
+
+/// Where each part of the flat parameter array starts, for a width.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    pub hidden: usize,
+}
+
+impl Layout {
+    pub fn ft_bias(self) -> usize {
+        INPUTS * self.hidden
+    }
+    pub fn out_weights(self) -> usize {
+        self.ft_bias() + self.hidden
+    }
+    pub fn out_bias(self) -> usize {
+        self.out_weights() + 2 * self.hidden
+    }
+    /// Length of the flat array.
+    pub fn len(self) -> usize {
+        self.out_bias() + LANES
+    }
+    pub fn is_empty(self) -> bool {
+        false
+    }
+}
+
+/// `1 / (1 + e^-x)`.
+#[inline(always)]
+pub fn sigmoid(x: f32) -> f32 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+/// The target of a position: `wdl · result + (1 − wdl) · sigmoid(score / 400)` (side to
+/// move's view); `None` when a label the blend needs is missing.
+#[inline]
+pub fn target(wdl: f32, score: i32, result: f32) -> Option<f32> {
+    let from_result = if wdl > 0.0 {
+        if result.is_nan() {
+            return None;
+        }
+        wdl * result
+    } else {
+        0.0
+    };
+    let from_score = if wdl < 1.0 {
+        if score == crate::training::arrays::UNKNOWN_SCORE {
+            return None;
+        }
+        (1.0 - wdl) * sigmoid(score as f32 / SCALE as f32)
+    } else {
+        0.0
+    };
+    Some(from_result + from_score)
+}
+
+/// [`LANES`] values: the unit every hot loop works in (a whole register each, so the
+/// loops compile to one vector operation per unit rather than gathers across units).
+pub type V = [f32; LANES];
+
+/// The flat parameters (or a gradient) as units.
+#[inline(always)]
+pub fn units(values: &[f32]) -> &[V] {
+    bytemuck::cast_slice(values)
+}
+
+#[inline(always)]
+pub fn units_mut(values: &mut [f32]) -> &mut [V] {
+    bytemuck::cast_slice_mut(values)
+}
+
+/// Scratch for one position's pass, reused.
+#[derive(Clone, Debug)]
+pub struct Scratch {
+    acc: [Vec<V>; 2],
+    delta: [Vec<V>; 2],
+}
+
+impl Scratch {
+    pub fn new(hidden: usize) -> Scratch {
+        let c = hidden / LANES;
+        Scratch {
+            acc: [vec![[0.0; LANES]; c], vec![[0.0; LANES]; c]],
+            delta: [vec![[0.0; LANES]; c], vec![[0.0; LANES]; c]],
+        }
+    }
+}
+
+/// The active inputs of a `-1`-padded row of the loader's features.
+#[inline(always)]
+fn active(row: &[i32]) -> impl Iterator<Item = usize> + '_ {
+    row.iter().take_while(|&&f| f >= 0).map(|&f| f as usize)
+}
+
+#[inline(always)]
+fn load(v: &V) -> f32x16 {
+    f32x16::new(*v)
+}
+
+#[inline(always)]
+fn add_row(acc: &mut [V], row: &[V]) {
+    for (a, w) in acc.iter_mut().zip(row) {
+        *a = (load(a) + load(w)).to_array();
+    }
+}
+
+#[inline(always)]
+fn clamp01(x: f32x16) -> f32x16 {
+    x.fast_max(f32x16::ZERO).fast_min(f32x16::ONE)
+}
+
+/// `Σ screlu(acc) · w` in [`LANES`] partial sums, then those summed in order: the same
+/// arithmetic on every instruction set.
+#[inline(always)]
+fn output_sum(acc: &[V], weights: &[V]) -> f32 {
+    let mut lanes = f32x16::ZERO;
+    for (a, w) in acc.iter().zip(weights) {
+        let v = clamp01(load(a));
+        lanes += v * v * load(w);
+    }
+    lanes.to_array().iter().sum()
+}
+
+/// Units a block of the first layer keeps in registers: 8 of the 32 vector registers
+/// (N = 128 is one block), so that a row is added with loads alone, the sums stored once.
+const BLOCK: usize = 8;
+
+/// Calls `block::<B>(start)` over `0..units` in blocks of [`BLOCK`], then 4, 2, 1.
+macro_rules! in_blocks {
+    ($units:expr, $f:ident, $($arg:expr),*) => {{
+        let units = $units;
+        let mut start = 0;
+        while start + BLOCK <= units {
+            $f::<BLOCK>(start, $($arg),*);
+            start += BLOCK;
+        }
+        if start + 4 <= units {
+            $f::<4>(start, $($arg),*);
+            start += 4;
+        }
+        if start + 2 <= units {
+            $f::<2>(start, $($arg),*);
+            start += 2;
+        }
+        if start < units {
+            $f::<1>(start, $($arg),*);
+        }
+    }};
+}
+
+/// `acc[start..start + B] = bias + Σ rows of features`, the sums in registers.
+#[inline(always)]
+fn accumulate_block<const B: usize>(
+    start: usize,
+    params: &[V],
+    c: usize,
+    bias: &[V],
+    features: &[u16],
+    acc: &mut [V],
+) {
+    let mut sums: [f32x16; B] = std::array::from_fn(|k| load(&bias[start + k]));
+    for &f in features {
+        let row = &params[f as usize * c + start..][..B];
+        for k in 0..B {
+            sums[k] += load(&row[k]);
+        }
+    }
+    for k in 0..B {
+        acc[start + k] = sums[k].to_array();
+    }
+}
+
+/// `rows of features[start..start + B] += delta`, the delta in registers.
+#[inline(always)]
+fn scatter_block<const B: usize>(
+    start: usize,
+    grad: &mut [V],
+    c: usize,
+    delta: &[V],
+    features: &[u16],
+) {
+    let d: [f32x16; B] = std::array::from_fn(|k| load(&delta[start + k]));
+    for &f in features {
+        let row = &mut grad[f as usize * c + start..][..B];
+        for k in 0..B {
+            row[k] = (load(&row[k]) + d[k]).to_array();
+        }
+    }
+}
+
+/// A position's active inputs from one perspective, unpacked once for both passes.
+#[derive(Clone, Copy)]
+struct Active {
+    features: [u16; MAX_ACTIVE],
+    len: usize,
+}
+
+impl Active {
+    #[inline(always)]
+    fn of(row: &[i32]) -> Active {
+        let mut features = [0u16; MAX_ACTIVE];
+        let mut len = 0;
+        for f in active(row) {
+            features[len] = f as u16;
+            len += 1;
+        }
+        Active { features, len }
+    }
+
+    #[inline(always)]
+    fn get(&self) -> &[u16] {
+        &self.features[..self.len]
+    }
+}
+
+/// The model's output (before the sigmoid) for one position: the accumulators are left in
+/// `scratch`.
+#[inline(always)]
+fn forward(params: &[V], layout: Layout, sides: &[Active; 2], scratch: &mut Scratch) -> f32 {
+    let c = layout.hidden / LANES;
+    let bias = &params[layout.ft_bias() / LANES..][..c];
+    let out_w = &params[layout.out_weights() / LANES..][..2 * c];
+    let mut out = params[layout.out_bias() / LANES][0];
+    for (side, features) in sides.iter().enumerate() {
+        let acc = &mut scratch.acc[side];
+        in_blocks!(c, accumulate_block, params, c, bias, features.get(), acc);
+        out += output_sum(acc, &out_w[side * c..(side + 1) * c]);
+    }
+    out
+}
+
+/// The squared error of positions `range` of `batch`, and (with `gradient`) its gradient
+/// scaled by `scale` added in. Positions in order, one after another: the sums depend on
+/// nothing but the data. Returns (error sum, positions counted).
+pub fn error_and_gradient(
+    params: &[f32],
+    layout: Layout,
+    wdl: f32,
+    batch: &Batch,
+    range: std::ops::Range<usize>,
+    scratch: &mut Scratch,
+    gradient: Option<(&mut [f32], f32)>,
+) -> (f64, usize) {
+    let c = layout.hidden / LANES;
+    let params = units(params);
+    let mut gradient = gradient.map(|(g, scale)| (units_mut(g), scale));
+    let mut error = 0.0f64;
+    let mut counted = 0;
+    for i in range {
+        let Some(target) = target(wdl, batch.score[i], batch.result[i]) else {
+            continue;
+        };
+        let ours = &batch.stm_features[i * MAX_ACTIVE..(i + 1) * MAX_ACTIVE];
+        let theirs = &batch.nstm_features[i * MAX_ACTIVE..(i + 1) * MAX_ACTIVE];
+        let sides = [Active::of(ours), Active::of(theirs)];
+        let out = forward(params, layout, &sides, scratch);
+        let p = sigmoid(out);
+        let miss = p - target;
+        error += (miss * miss) as f64;
+        counted += 1;
+        let Some((grad, scale)) = gradient.as_mut() else {
+            continue;
+        };
+        // d loss / d out.
+        let g = f32x16::splat(2.0 * miss * p * (1.0 - p) * *scale);
+        let out_w = &params[layout.out_weights() / LANES..][..2 * c];
+        grad[layout.out_bias() / LANES][0] += g.to_array()[0];
+        for side in 0..2 {
+            let grad_out = &mut grad[layout.out_weights() / LANES + side * c..][..c];
+            let w = &out_w[side * c..(side + 1) * c];
+            for (((a, d), w), gw) in scratch.acc[side]
+                .iter()
+                .zip(scratch.delta[side].iter_mut())
+                .zip(w)
+                .zip(grad_out.iter_mut())
+            {
+                let a = load(a);
+                let v = clamp01(a);
+                *gw = (load(gw) + g * v * v).to_array();
+                // d screlu / d acc = 2v inside (0, 1), 0 outside (v is 0 below).
+                let slope = a.simd_lt(f32x16::ONE).select(v + v, f32x16::ZERO);
+                *d = (g * load(w) * slope).to_array();
+            }
+        }
+        let bias = layout.ft_bias() / LANES;
+        for side in 0..2 {
+            add_row(&mut grad[bias..bias + c], &scratch.delta[side]);
+        }
+        for (side, features) in sides.iter().enumerate() {
+            let delta = &scratch.delta[side];
+            in_blocks!(c, scatter_block, grad, c, delta, features.get());
+        }
+    }
+    (error, counted)
+}
+
+/// The float model's evaluation of one position given by its feature rows (centipawns,
+/// side to move's view).
+pub fn evaluate_features(params: &[f32], layout: Layout, ours: &[i32], theirs: &[i32]) -> f32 {
+    let mut scratch = Scratch::new(layout.hidden);
+    let sides = [Active::of(ours), Active::of(theirs)];
+    forward(units(params), layout, &sides, &mut scratch) * SCALE as f32
+}
+
+/// The quantised network, as bullet quantises: `round(w · QA)` for the first layer,
+/// `round(w · QB)` for the output weights, `round(b · QA · QB)` for the output bias (the
+/// clipping keeps every value inside `i16`; saturating all the same).
+pub fn quantise(params: &[f32], layout: Layout, provenance: &str) -> Result<Network, String> {
+    let n = layout.hidden;
+    let q = |values: &[f32], scale: f32| -> Vec<i16> {
+        values
+            .iter()
+            .map(|&w| (w * scale).round().clamp(i16::MIN as f32, i16::MAX as f32) as i16)
+            .collect()
+    };
+    let qa = QA as f32;
+    let qb = QB as f32;
+    Network::from_parts(
+        n,
+        &q(&params[..layout.ft_bias()], qa),
+        &q(&params[layout.ft_bias()..layout.out_weights()], qa),
+        &q(&params[layout.out_weights()..layout.out_bias()], qb),
+        q(&params[layout.out_bias()..layout.out_bias() + 1], qa * qb)[0],
+        provenance,
+    )
+}
+
+/// Starting parameters from `seed`: first-layer weights uniform in ±1/√32 (some 30 inputs
+/// are active, so an accumulator starts with a spread of about 0.5), output weights
+/// uniform in ±1/√(2N), biases 0.
+pub fn initial(layout: Layout, seed: u64) -> Vec<f32> {
+    let mut rng = crate::training::tune::Rng::new(crate::training::tune::mix(seed ^ 0x6e6e_7565));
+    let mut uniform = |bound: f32| {
+        let unit = (rng.next_u64() >> 40) as f32 / (1u64 << 24) as f32;
+        (2.0 * unit - 1.0) * bound
+    };
+    let mut params = vec![0.0f32; layout.len()];
+    let first = 1.0 / 32f32.sqrt();
+    for w in &mut params[..layout.ft_bias()] {
+        *w = uniform(first);
+    }
+    let out = 1.0 / ((2 * layout.hidden) as f32).sqrt();
+    for w in &mut params[layout.out_weights()..layout.out_bias()] {
+        *w = uniform(out);
+    }
+    params
+}
+
+/// The boards (colour × 6 + type, White first) of a position from its side to move's
+/// `Chess768` inputs (`black`: Black to move), for the evaluations the trainer compares.
+pub fn boards_of_features(ours: &[i32], black: bool) -> [u64; 12] {
+    let mut boards = [0u64; 12];
+    let us = black as usize;
+    for f in active(ours) {
+        let colour = if f >= 384 { 1 - us } else { us };
+        let kind = (f % 384) / 64;
+        let square = (f % 64) ^ if black { 56 } else { 0 };
+        boards[colour * 6 + kind] |= 1 << square;
+    }
+    boards
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::training::nnue::FeatureSet;
+
+    fn batch_of(fens: &[(&str, i32, f32)]) -> Batch {
+        let mut batch = Batch::default();
+        for &(fen, score, result) in fens {
+            let position = crate::position::fen::parse_fen(fen).expect("fen");
+            let boards = crate::eval::position_boards(&position);
+            let mut b = [0u64; 12];
+            for colour in 0..2 {
+                for kind in 0..6 {
+                    b[colour * 6 + kind] = boards.pieces[kind] & boards.colors[colour];
+                }
+            }
+            let us = position.side_to_move();
+            let (mut ours, mut theirs) = ([0; MAX_ACTIVE], [0; MAX_ACTIVE]);
+            FeatureSet::Chess768.active_both(&b, us, &mut ours, &mut theirs);
+            batch.stm_features.extend_from_slice(&ours);
+            batch.nstm_features.extend_from_slice(&theirs);
+            batch.stm.push(boards.black_to_move as u8);
+            batch.score.push(score);
+            batch.result.push(result);
+            batch.len += 1;
+        }
+        batch
+    }
+
+    const FENS: [(&str, i32, f32); 4] = [
+        (
+            "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1",
+            -30,
+            0.5,
+        ),
+        (
+            "r3k2r/pppq1ppp/2npbn2/2b1p3/2B1P3/2NPBN2/PPPQ1PPP/R3K2R w KQkq - 0 9",
+            40,
+            1.0,
+        ),
+        ("8/5k2/8/3P4/8/8/2K5/8 w - - 0 1", 250, 1.0),
+        ("4k3/8/8/8/8/8/1q6/4K2R b K - 0 1", 600, 0.0),
+    ];
+
+    /// The analytic gradient equals central differences of the error (in f64 terms: the
+    /// model runs in f32, so the step and the tolerance are those f32 allows).
+    #[test]
+    fn gradient_matches_finite_differences() {
+        let layout = Layout { hidden: 16 };
+        let batch = batch_of(&FENS);
+        let mut params = initial(layout, 5);
+        // Spread the biases so that some accumulators sit in each region of the clamp.
+        for (i, b) in params[layout.ft_bias()..layout.out_weights()]
+            .iter_mut()
+            .enumerate()
+        {
+            *b = (i as f32 - 8.0) * 0.1;
+        }
+        params[layout.out_bias()] = 0.2;
+        let wdl = 0.4;
+        let mut scratch = Scratch::new(16);
+        let mut grad = vec![0.0f32; layout.len()];
+        error_and_gradient(
+            &params,
+            layout,
+            wdl,
+            &batch,
+            0..4,
+            &mut scratch,
+            Some((&mut grad, 1.0)),
+        );
+        let error = |p: &[f32]| {
+            let mut s = Scratch::new(16);
+            error_and_gradient(p, layout, wdl, &batch, 0..4, &mut s, None).0
+        };
+        let mut checked = 0;
+        // First-layer rows of pieces on the boards, the biases, the output layer.
+        let ours = &batch.stm_features[..MAX_ACTIVE];
+        let probes: Vec<usize> = active(ours)
+            .take(3)
+            .flat_map(|f| (0..16).map(move |k| f * 16 + k))
+            .chain(layout.ft_bias()..layout.out_bias() + 1)
+            .collect();
+        for i in probes {
+            let h = 1e-3f32;
+            let mut p = params.clone();
+            p[i] += h;
+            let up = error(&p);
+            p[i] -= 2.0 * h;
+            let down = error(&p);
+            let numeric = (up - down) / (2.0 * h as f64);
+            let analytic = grad[i] as f64;
+            assert!(
+                (numeric - analytic).abs() < 2e-3 * (1.0 + analytic.abs()) + 1e-4,
+                "parameter {i}: numeric {numeric} analytic {analytic}"
+            );
+            if analytic.abs() > 1e-4 {
+                checked += 1;
+            }
+        }
+        assert!(checked > 20, "only {checked} parameters had a gradient");
+    }
+
+    #[test]
+    fn boards_come_back_from_features() {
+        let batch = batch_of(&FENS);
+        for (i, (fen, _, _)) in FENS.iter().enumerate() {
+            let position = crate::position::fen::parse_fen(fen).unwrap();
+            let pb = crate::eval::position_boards(&position);
+            let boards = boards_of_features(
+                &batch.stm_features[i * MAX_ACTIVE..(i + 1) * MAX_ACTIVE],
+                batch.stm[i] == 1,
+            );
+            for colour in 0..2 {
+                for kind in 0..6 {
+                    assert_eq!(
+                        boards[colour * 6 + kind],
+                        pb.pieces[kind] & pb.colors[colour]
+                    );
+                }
+            }
+        }
+    }
+
+    /// The quantised network's evaluations stay near the float model's.
+    #[test]
+    fn quantisation_error_is_small() {
+        let layout = Layout { hidden: 32 };
+        let mut params = initial(layout, 9);
+        params[layout.out_bias()] = 0.05;
+        let net = quantise(&params, layout, "test").unwrap();
+        let batch = batch_of(&FENS);
+        for i in 0..batch.len {
+            let ours = &batch.stm_features[i * MAX_ACTIVE..(i + 1) * MAX_ACTIVE];
+            let theirs = &batch.nstm_features[i * MAX_ACTIVE..(i + 1) * MAX_ACTIVE];
+            let float = evaluate_features(&params, layout, ours, theirs);
+            let boards = boards_of_features(ours, batch.stm[i] == 1);
+            let int = net.evaluate_reference(&boards, batch.stm[i] == 1);
+            assert!((float - int as f32).abs() < 6.0, "{i}: {float} vs {int}");
+        }
+    }
+
+    #[test]
+    fn targets_blend_and_need_their_labels() {
+        assert_eq!(target(1.0, i32::MIN, 1.0), Some(1.0));
+        assert_eq!(target(0.0, 0, f32::NAN), Some(0.5));
+        assert!((target(0.5, 400, 0.0).unwrap() - 0.5 * sigmoid(1.0)).abs() < 1e-7);
+        assert_eq!(target(0.5, i32::MIN, 1.0), None);
+        assert_eq!(target(0.5, 10, f32::NAN), None);
+    }
+}

@@ -1,0 +1,351 @@
+//! A training run: loader passes cut into epochs, a step per batch, the held-out loss and a
+//! checkpoint after each epoch.
+//!
+//! The training positions come as a stream of loader passes over the training side of the
+//! held-out split, pass `p` shuffled from a seed of its own; an epoch is one pass, or (with
+//! `epoch_positions`) that many positions, the passes running on across epochs (bullet's
+//! superbatches). A checkpoint records how many passes were begun and how many batches of
+//! the last were taken, so a resumed run starts that pass again and skips what it took: the
+//! batches, and so the net, are those of a run that never stopped.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use super::checkpoint::Checkpoint;
+use super::optimiser::{State, Trainer, scheduled_lr};
+use crate::export::filters::Filter;
+use crate::training::loader::{Batch, Loader, LoaderConfig, ReadCounts};
+use crate::training::mix::{Input, Split};
+use crate::training::nnue::FeatureSet;
+use crate::training::tune::mix;
+
+/// What a run reads and how it trains.
+#[derive(Clone, Debug)]
+pub struct RunConfig {
+    pub inputs: Vec<Input>,
+    /// Interleave the inputs at their weights' rates (see `training::mix`).
+    pub mixing: bool,
+    pub hidden: usize,
+    pub epochs: u64,
+    pub wdl: f64,
+    pub lr: f64,
+    pub final_lr: f64,
+    pub batch_size: usize,
+    /// Fraction held out (0: none).
+    pub holdout: f64,
+    pub seed: u64,
+    pub shuffle_buffer: usize,
+    /// Positions an epoch holds; `None`: one pass over the inputs.
+    pub epoch_positions: Option<u64>,
+    pub filter: Filter,
+    /// Worker threads of the loader (it also runs a reader thread).
+    pub loader_threads: usize,
+    /// Where each epoch's checkpoint goes, and the options text it records.
+    pub checkpoint: Option<(PathBuf, String)>,
+}
+
+/// One epoch's figures.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EpochReport {
+    /// From 1.
+    pub epoch: u64,
+    pub lr: f64,
+    pub train_loss: f64,
+    pub positions: u64,
+    pub held_loss: Option<f64>,
+    pub held_positions: u64,
+    /// Seconds spent on the training positions, and on the epoch in all.
+    pub train_seconds: f64,
+    pub seconds: f64,
+}
+
+/// Hears of a run's progress.
+pub trait Observer {
+    /// After each training batch: positions so far in the epoch and their mean loss.
+    fn batch(&mut self, _epoch: u64, _positions: u64, _loss: f64) {}
+    /// After each epoch (its checkpoint written).
+    fn epoch(&mut self, _report: &EpochReport) {}
+}
+
+/// What a run ends with.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    pub state: State,
+    pub epochs: Vec<EpochReport>,
+    /// The last epoch's losses (from the checkpoint when no epoch was left to run).
+    pub train_loss: f64,
+    pub held_loss: Option<f64>,
+    /// What the last complete training pass and the last held-out pass read.
+    pub train_counts: Option<ReadCounts>,
+    pub held_counts: Option<ReadCounts>,
+    pub positions: u64,
+    pub train_seconds: f64,
+}
+
+/// The seed of loader pass `pass` (from 0).
+fn pass_seed(seed: u64, pass: u64) -> u64 {
+    mix(seed ^ mix(pass.wrapping_add(0x7061_7373)))
+}
+
+/// Training batches, pass after pass.
+struct Stream<'a> {
+    config: &'a RunConfig,
+    loader: Option<Loader>,
+    passes: u64,
+    batches_in_pass: u64,
+    last_counts: Option<ReadCounts>,
+}
+
+enum Next {
+    Batch(Batch),
+    /// The pass ended (its counts kept).
+    EndOfPass,
+}
+
+impl Stream<'_> {
+    fn loader_config(&self, split: Split, shuffle: bool, seed: u64) -> LoaderConfig {
+        let c = self.config;
+        LoaderConfig {
+            inputs: c.inputs.clone(),
+            mixing: c.mixing,
+            batch_size: c.batch_size,
+            set: FeatureSet::Chess768,
+            shuffle,
+            shuffle_buffer: c.shuffle_buffer,
+            seed,
+            threads: c.loader_threads,
+            filter: c.filter.clone(),
+            split,
+        }
+    }
+
+    fn training_split(&self) -> Split {
+        if self.config.holdout > 0.0 {
+            Split::Training(self.config.holdout)
+        } else {
+            Split::All
+        }
+    }
+
+    fn start_pass(&mut self, pass: u64) -> Result<(), String> {
+        let config = self.loader_config(
+            self.training_split(),
+            true,
+            pass_seed(self.config.seed, pass),
+        );
+        self.loader = Some(Loader::start(config)?);
+        Ok(())
+    }
+
+    /// Opens pass `passes - 1` again and skips the `batches` it had given.
+    fn resume(&mut self, passes: u64, batches: u64) -> Result<(), String> {
+        self.passes = passes;
+        self.batches_in_pass = 0;
+        if batches == 0 {
+            return Ok(());
+        }
+        self.start_pass(passes - 1)?;
+        for _ in 0..batches {
+            match self.next()? {
+                Next::Batch(batch) => self.give_back(batch),
+                Next::EndOfPass => {
+                    return Err("the inputs give fewer positions than the checkpoint had \
+                                read: they changed since"
+                        .to_string());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn next(&mut self) -> Result<Next, String> {
+        if self.loader.is_none() {
+            self.start_pass(self.passes)?;
+            self.passes += 1;
+            self.batches_in_pass = 0;
+        }
+        let loader = self.loader.as_mut().expect("a pass");
+        match loader.next() {
+            Some(Ok(batch)) => {
+                self.batches_in_pass += 1;
+                Ok(Next::Batch(batch))
+            }
+            Some(Err(message)) => Err(message),
+            None => {
+                self.last_counts = Some(loader.counts());
+                let empty = self.batches_in_pass == 0;
+                self.loader = None;
+                self.batches_in_pass = 0;
+                if empty {
+                    return Err(no_positions(self.config, self.last_counts.as_ref()));
+                }
+                Ok(Next::EndOfPass)
+            }
+        }
+    }
+
+    fn give_back(&self, batch: Batch) {
+        if let Some(loader) = &self.loader {
+            let recycler = loader.recycler();
+            recycler.give(batch.stm_features);
+            recycler.give(batch.nstm_features);
+        }
+    }
+}
+
+fn no_positions(config: &RunConfig, counts: Option<&ReadCounts>) -> String {
+    let names: Vec<String> = config
+        .inputs
+        .iter()
+        .map(|i| i.path.display().to_string())
+        .collect();
+    let detail = counts.map_or(String::new(), |c| {
+        format!(
+            " ({} kept, {}, {} bad records)",
+            c.kept, c.dropped_by, c.rejected
+        )
+    });
+    format!(
+        "no training positions in {}{detail}: check the inputs, the filters and --holdout",
+        names.join(", ")
+    )
+}
+
+/// Runs the epochs left after `start` (a checkpoint to resume from, or none), on `pool`.
+pub fn train(
+    config: &RunConfig,
+    start: Option<Checkpoint>,
+    pool: &rayon::ThreadPool,
+    observer: &mut dyn Observer,
+) -> Result<Outcome, String> {
+    let mut stream = Stream {
+        config,
+        loader: None,
+        passes: 0,
+        batches_in_pass: 0,
+        last_counts: None,
+    };
+    let (state, first_epoch, mut last_losses) = match start {
+        Some(c) => {
+            stream.resume(c.passes, c.batches_in_pass)?;
+            (c.state, c.epochs_done, (c.train_loss, c.held_loss))
+        }
+        None => (State::new(config.hidden, config.seed), 0, (f64::NAN, None)),
+    };
+    let mut trainer = Trainer::new(state, config.wdl as f32);
+    let mut reports = Vec::new();
+    let (mut total_positions, mut total_seconds) = (0u64, 0.0f64);
+    let mut held_counts = None;
+    for epoch in first_epoch..config.epochs {
+        let started = Instant::now();
+        let lr = scheduled_lr(
+            config.lr,
+            config.final_lr,
+            epoch as usize,
+            config.epochs as usize,
+        );
+        let (mut error, mut counted, mut positions) = (0.0f64, 0usize, 0u64);
+        loop {
+            if let Some(limit) = config.epoch_positions
+                && positions >= limit
+            {
+                break;
+            }
+            let batch = match stream.next()? {
+                Next::Batch(batch) => batch,
+                Next::EndOfPass if config.epoch_positions.is_some() => continue,
+                Next::EndOfPass => break,
+            };
+            let (e, n) = pool.install(|| trainer.step(&batch, lr as f32));
+            error += e;
+            counted += n;
+            positions += batch.len as u64;
+            stream.give_back(batch);
+            observer.batch(epoch + 1, positions, error / counted.max(1) as f64);
+        }
+        let train_seconds = started.elapsed().as_secs_f64();
+        let train_loss = error / counted.max(1) as f64;
+        let (held_loss, held_positions) = if config.holdout > 0.0 {
+            let (loss, n, counts) = held_out_loss(&stream, &mut trainer, pool)?;
+            held_counts = Some(counts);
+            (Some(loss), n)
+        } else {
+            (None, 0)
+        };
+        total_positions += positions;
+        total_seconds += train_seconds;
+        last_losses = (train_loss, held_loss);
+        if let Some((path, options)) = &config.checkpoint {
+            let checkpoint = Checkpoint {
+                state: trainer.state.clone(),
+                epochs_done: epoch + 1,
+                passes: stream.passes,
+                batches_in_pass: stream.batches_in_pass,
+                train_loss,
+                held_loss,
+                options: options.clone(),
+            };
+            checkpoint
+                .save(path)
+                .map_err(|e| format!("writing the checkpoint {}: {e}", path.display()))?;
+        }
+        let report = EpochReport {
+            epoch: epoch + 1,
+            lr,
+            train_loss,
+            positions,
+            held_loss,
+            held_positions,
+            train_seconds,
+            seconds: started.elapsed().as_secs_f64(),
+        };
+        observer.epoch(&report);
+        reports.push(report);
+    }
+    Ok(Outcome {
+        state: trainer.state,
+        epochs: reports,
+        train_loss: last_losses.0,
+        held_loss: last_losses.1,
+        train_counts: stream.last_counts,
+        held_counts,
+        positions: total_positions,
+        train_seconds: total_seconds,
+    })
+}
+
+/// The mean loss over the held-out positions, how many counted, and what the pass read.
+fn held_out_loss(
+    stream: &Stream<'_>,
+    trainer: &mut Trainer,
+    pool: &rayon::ThreadPool,
+) -> Result<(f64, u64, ReadCounts), String> {
+    let mut loader = held_out_loader(stream.config)?;
+    let (mut error, mut counted) = (0.0, 0usize);
+    let recycler = loader.recycler();
+    for batch in loader.by_ref() {
+        let batch = batch?;
+        let (e, n) = pool.install(|| trainer.error(&batch));
+        error += e;
+        counted += n;
+        recycler.give(batch.stm_features);
+        recycler.give(batch.nstm_features);
+    }
+    Ok((
+        error / counted.max(1) as f64,
+        counted as u64,
+        loader.counts(),
+    ))
+}
+
+/// A pass over the held-out positions, in the inputs' order.
+pub fn held_out_loader(config: &RunConfig) -> Result<Loader, String> {
+    let stream = Stream {
+        config,
+        loader: None,
+        passes: 0,
+        batches_in_pass: 0,
+        last_counts: None,
+    };
+    Loader::start(stream.loader_config(Split::HeldOut(config.holdout), false, config.seed))
+}

@@ -1,0 +1,433 @@
+//! `pawnstorm train-net` end to end: the loss falls, the net loads and its integer
+//! evaluation follows the float model, the same seed gives the same bytes on any thread
+//! count, `--resume` gives the net of a run that never stopped, an interrupt leaves the
+//! last checkpoint whole, bad options and inputs are refused clearly; and the loader's
+//! held-out split keeps games whole.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use assert_cmd::prelude::*;
+use pawnstorm::db::{Columns, DbWriter};
+use pawnstorm::nnue::Network;
+use pawnstorm::nnue::train::Checkpoint;
+use pawnstorm::nnue::train::model::{Layout, boards_of_features, evaluate_features};
+use pawnstorm::position::labels::{GameResult, Record, parse_line};
+use pawnstorm::training::loader::{Loader, LoaderConfig};
+use pawnstorm::training::mix::{Input, Split};
+use pawnstorm::training::nnue::{FeatureSet, MAX_ACTIVE};
+
+use common::{fixture, read_fixture};
+
+const TEXEL: &str = "texel/labeled-from-fixture-pgns.epd";
+
+/// `count` positions of the fixture games with their results, scored by the hand-crafted
+/// evaluation, in games of 40 (game ids), written to `path`.
+fn write_db(path: &Path, count: usize) {
+    let records: Vec<Record> = read_fixture(TEXEL)
+        .lines()
+        .filter_map(|line| parse_line(line).expect("fixture line"))
+        .take(count)
+        .collect();
+    let mut writer = DbWriter::create(path, 4096, Columns::NONE, false).expect("create");
+    for (i, mut record) in records.into_iter().enumerate() {
+        record.labels.score = Some(pawnstorm::eval::evaluate(&record.position));
+        record.labels.game_id = Some((i / 40) as u32);
+        writer.push(&record).expect("push");
+    }
+    writer.finish().expect("finish");
+}
+
+fn pawnstorm(args: &[&str]) -> Output {
+    Command::cargo_bin("pawnstorm")
+        .expect("binary built")
+        .args(args)
+        .output()
+        .expect("runs")
+}
+
+fn ok(args: &[&str]) -> String {
+    let output = pawnstorm(args);
+    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
+    assert!(output.status.success(), "{args:?}: {stderr}");
+    stderr
+}
+
+fn fails(args: &[&str]) -> String {
+    let output = pawnstorm(args);
+    assert!(!output.status.success(), "{args:?} should fail");
+    String::from_utf8_lossy(&output.stderr).to_string()
+}
+
+/// (training loss, held-out loss) of each epoch line.
+fn epoch_losses(stderr: &str) -> Vec<(f64, f64)> {
+    stderr
+        .lines()
+        .filter(|l| l.starts_with("epoch "))
+        .map(|l| {
+            let number = |key: &str| -> f64 {
+                let rest = &l[l.find(key).unwrap_or_else(|| panic!("{key} in {l}")) + key.len()..];
+                rest.split(|c: char| c == ',' || c.is_whitespace())
+                    .next()
+                    .unwrap()
+                    .parse()
+                    .unwrap()
+            };
+            (number("loss "), number("held-out "))
+        })
+        .collect()
+}
+
+fn train(db: &str, out: &str, extra: &[&str]) -> String {
+    let mut args = vec![
+        "train-net",
+        db,
+        "-o",
+        out,
+        "--hidden",
+        "32",
+        "--shuffle-buffer",
+        "4096",
+    ];
+    args.extend_from_slice(extra);
+    ok(&args)
+}
+
+/// The loss falls over the epochs (training and held out), the net loads with its
+/// provenance, and its integer evaluation stays within the quantisation error of the
+/// float model the checkpoint holds.
+#[test]
+fn loss_falls_and_the_net_follows_the_float_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("train.psdb");
+    write_db(&db, 12_000);
+    let out = dir.path().join("net.nnue");
+    let stderr = train(
+        db.to_str().unwrap(),
+        out.to_str().unwrap(),
+        &[
+            "--epochs",
+            "6",
+            "--seed",
+            "3",
+            "--lr",
+            "0.003",
+            "--batch-size",
+            "512",
+        ],
+    );
+    let losses = epoch_losses(&stderr);
+    assert_eq!(losses.len(), 6, "{stderr}");
+    assert!(losses[5].0 < losses[0].0 * 0.9, "training loss {losses:?}");
+    assert!(losses[5].1 < losses[0].1, "held-out loss {losses:?}");
+    assert!(stderr.contains("results-only held-out loss"), "{stderr}");
+
+    let net = Network::load(&out).expect("loads");
+    assert_eq!(net.hidden(), 32);
+    for needle in [
+        "command: ",
+        "train-net",
+        "date: ",
+        "seed 3",
+        "held-out loss",
+        "train.psdb",
+    ] {
+        assert!(
+            net.provenance().contains(needle),
+            "{needle}: {}",
+            net.provenance()
+        );
+    }
+    let checkpoint = Checkpoint::load(&dir.path().join("net.nnue.ckpt")).expect("checkpoint");
+    assert_eq!(checkpoint.epochs_done, 6);
+    let layout = Layout { hidden: 32 };
+    let loader = Loader::start(LoaderConfig {
+        inputs: vec![Input {
+            path: db.clone(),
+            weight: 1.0,
+        }],
+        mixing: false,
+        batch_size: 500,
+        set: FeatureSet::Chess768,
+        shuffle: false,
+        shuffle_buffer: 0,
+        seed: 0,
+        threads: 1,
+        filter: Default::default(),
+        split: Split::All,
+    })
+    .unwrap();
+    let batch = loader.into_iter().next().unwrap().unwrap();
+    let (mut largest, mut total_error) = (0.0f32, 0.0f32);
+    for i in 0..batch.len {
+        let ours = &batch.stm_features[i * MAX_ACTIVE..(i + 1) * MAX_ACTIVE];
+        let theirs = &batch.nstm_features[i * MAX_ACTIVE..(i + 1) * MAX_ACTIVE];
+        let float = evaluate_features(&checkpoint.state.params, layout, ours, theirs);
+        let black = batch.stm[i] == 1;
+        let int = net.evaluate_reference(&boards_of_features(ours, black), black) as f32;
+        // Output weights at QB = 64 are rounded by up to 1/128: over 64 of them a few
+        // centipawns either way, as bullet's quantisation gives.
+        let error = (float - int).abs();
+        assert!(
+            error <= 20.0 + 0.05 * float.abs(),
+            "{i}: float {float}, integer {int}"
+        );
+        total_error += error;
+        largest = largest.max(float.abs());
+    }
+    let mean = total_error / batch.len as f32;
+    assert!(mean < 6.0, "mean quantisation error {mean} centipawns");
+    // The net learnt something: not every evaluation is near zero.
+    assert!(largest > 50.0, "largest |eval| {largest}");
+}
+
+/// The same seed gives the same network whatever the thread count; another seed another.
+#[test]
+fn the_same_seed_gives_the_same_net_on_any_thread_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("train.psdb");
+    write_db(&db, 5000);
+    let db = db.to_str().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    // Batches of several slices (2048 positions each) and a last one of fewer.
+    let common = ["--epochs", "2", "--batch-size", "5000"];
+    for (name, threads, seed) in [("a", "1", "7"), ("b", "2", "7"), ("c", "2", "8")] {
+        let mut extra = common.to_vec();
+        extra.extend_from_slice(&["--threads", threads, "--seed", seed]);
+        train(db, &path(name), &extra);
+    }
+    let raw = |name: &str| Network::load(Path::new(&path(name))).unwrap().raw_bytes();
+    assert_eq!(raw("a"), raw("b"), "1 and 2 threads differ");
+    assert_ne!(raw("a"), raw("c"), "seeds 7 and 8 gave one net");
+}
+
+/// Stopping after epoch 1 and resuming gives the net of the uninterrupted run, with
+/// epochs of whole passes and with epochs that end in the middle of a pass.
+#[test]
+fn resume_gives_the_uninterrupted_net() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("train.psdb");
+    write_db(&db, 5000);
+    let db = db.to_str().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    for extra in [
+        &["--batch-size", "512"][..],
+        &["--batch-size", "512", "--epoch-positions", "2600"][..],
+    ] {
+        let mut full = vec!["--epochs", "3"];
+        full.extend_from_slice(extra);
+        train(db, &path("whole"), &full);
+        let mut first = vec!["--epochs", "1"];
+        first.extend_from_slice(extra);
+        train(db, &path("parts"), &first);
+        let mut rest = vec!["--epochs", "3", "--resume"];
+        rest.extend_from_slice(extra);
+        let stderr = train(db, &path("parts"), &rest);
+        assert!(stderr.contains("resuming from"), "{stderr}");
+        assert_eq!(epoch_losses(&stderr).len(), 2, "{stderr}");
+        let raw = |name: &str| Network::load(Path::new(&path(name))).unwrap().raw_bytes();
+        assert_eq!(raw("whole"), raw("parts"), "{extra:?}");
+    }
+    // Another width is refused, naming the option.
+    let error = fails(&[
+        "train-net",
+        db,
+        "-o",
+        &path("parts"),
+        "--hidden",
+        "64",
+        "--resume",
+        "--epochs",
+        "3",
+        "--batch-size",
+        "512",
+        "--shuffle-buffer",
+        "4096",
+    ]);
+    assert!(
+        error.contains("hidden: 32 in the checkpoint, 64 now"),
+        "{error}"
+    );
+}
+
+/// SIGINT while a checkpoint is being written: the process ends with 130, leaves no
+/// temporary file, and the checkpoint on disk is the last complete one.
+#[test]
+fn an_interrupt_leaves_the_last_checkpoint_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("train.psdb");
+    write_db(&db, 3000);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pawnstorm"))
+        .args([
+            "train-net",
+            db.to_str().unwrap(),
+            "-o",
+            "net.nnue",
+            "--hidden",
+            "512",
+            "--epochs",
+            "1000",
+            "--batch-size",
+            "1024",
+            "--holdout",
+            "0",
+        ])
+        .current_dir(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starts");
+    let pid = child.id() as i32;
+    let checkpoint = dir.path().join("net.nnue.ckpt");
+    let temporary = || {
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .any(|name| name.starts_with(".ckpt-"))
+    };
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        // A second checkpoint being written over the first.
+        if checkpoint.exists() && temporary() {
+            // SAFETY: signals to our own child.
+            unsafe { libc::kill(pid, libc::SIGSTOP) };
+            if temporary() {
+                break;
+            }
+            unsafe { libc::kill(pid, libc::SIGCONT) };
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "finished before the interrupt"
+        );
+        assert!(Instant::now() < deadline, "no checkpoint written");
+        std::thread::sleep(Duration::from_micros(100));
+    }
+    unsafe {
+        libc::kill(pid, libc::SIGINT);
+        libc::kill(pid, libc::SIGCONT);
+    }
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    assert!(!temporary(), "a temporary file was left behind");
+    let checkpoint = Checkpoint::load(&checkpoint).expect("the last checkpoint is whole");
+    assert!(checkpoint.epochs_done >= 1);
+    assert!(!dir.path().join("net.nnue").exists());
+}
+
+#[test]
+fn bad_options_and_inputs_are_refused_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("train.psdb");
+    write_db(&db, 600);
+    let db = db.to_str().unwrap();
+    let out = dir.path().join("net.nnue");
+    let out = out.to_str().unwrap();
+    let cases: [(&[&str], &str); 7] = [
+        (
+            &["train-net", db, "-o", out, "--hidden", "100"],
+            "multiple of 16",
+        ),
+        (
+            &["train-net", db, "-o", out, "--hidden", "2048"],
+            "multiple of 16",
+        ),
+        (&["train-net", db, "-o", out, "--wdl", "1.5"], "from 0 to 1"),
+        (
+            &["train-net", "missing.psdb", "-o", out],
+            "missing.psdb: no such file",
+        ),
+        (&["train-net", db, "-o", out, "--resume"], "--resume"),
+        (&["train-net", "-", "-o", out], "standard input"),
+        (
+            &["train-net", db, "-o", "/no/such/dir/net.nnue"],
+            "no such directory",
+        ),
+    ];
+    for (args, needle) in cases {
+        let error = fails(args);
+        assert!(error.contains(needle), "{args:?}: {error}");
+    }
+    // Positions without the labels the target needs: none to train on, said so.
+    let unlabelled = fixture("db/wac-v1.psdb");
+    let error = fails(&["train-net", &unlabelled, "-o", out, "--holdout", "0"]);
+    assert!(error.contains("no training positions"), "{error}");
+    assert!(error.contains("--require-result"), "{error}");
+}
+
+/// The loader's held-out split: the two sides partition the positions, keep each game on
+/// one side, and hold out about the fraction asked for.
+#[test]
+fn the_held_out_split_keeps_games_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("games.psdb");
+    // Scores are unique here: they name the positions.
+    let mut writer = DbWriter::create(&db, 4096, Columns::NONE, false).expect("create");
+    let records: Vec<Record> = read_fixture(TEXEL)
+        .lines()
+        .filter_map(|line| parse_line(line).expect("fixture line"))
+        .take(8000)
+        .collect();
+    for (i, mut record) in records.into_iter().enumerate() {
+        record.labels.score = Some(i as i32);
+        record.labels.result = Some(GameResult::Draw);
+        record.labels.game_id = Some((i / 50) as u32);
+        writer.push(&record).unwrap();
+    }
+    writer.finish().unwrap();
+    let side = |split: Split| -> BTreeSet<i32> {
+        let loader = Loader::start(LoaderConfig {
+            inputs: vec![Input {
+                path: db.clone(),
+                weight: 1.0,
+            }],
+            mixing: false,
+            batch_size: 1000,
+            set: FeatureSet::Chess768,
+            shuffle: true,
+            shuffle_buffer: 3000,
+            seed: 5,
+            threads: 2,
+            filter: Default::default(),
+            split,
+        })
+        .unwrap();
+        let mut seen = BTreeSet::new();
+        for batch in loader {
+            let batch = batch.unwrap();
+            for i in 0..batch.len {
+                // The side to move's score: back to the stored one.
+                let s = if batch.stm[i] == 1 {
+                    -batch.score[i]
+                } else {
+                    batch.score[i]
+                };
+                seen.insert(s);
+            }
+        }
+        seen
+    };
+    let train = side(Split::Training(0.2));
+    let held = side(Split::HeldOut(0.2));
+    assert!(train.is_disjoint(&held));
+    assert_eq!(train.len() + held.len(), 8000);
+    let fraction = held.len() as f64 / 8000.0;
+    assert!((0.1..0.3).contains(&fraction), "{fraction}");
+    let mut games: BTreeMap<i32, BTreeSet<bool>> = BTreeMap::new();
+    for (s, is_held) in train
+        .iter()
+        .map(|s| (s, false))
+        .chain(held.iter().map(|s| (s, true)))
+    {
+        games.entry(s / 50).or_default().insert(is_held);
+    }
+    assert!(
+        games.values().all(|sides| sides.len() == 1),
+        "a game on both sides"
+    );
+}
