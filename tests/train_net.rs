@@ -8,10 +8,9 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use assert_cmd::prelude::*;
 use pawnstorm::db::{Columns, DbWriter};
 use pawnstorm::nnue::Network;
 use pawnstorm::nnue::train::Checkpoint;
@@ -21,7 +20,7 @@ use pawnstorm::training::loader::{Loader, LoaderConfig};
 use pawnstorm::training::mix::{Input, Split};
 use pawnstorm::training::nnue::{FeatureSet, MAX_ACTIVE};
 
-use common::{fixture, read_fixture};
+use common::{fails, fixture, ok, read_fixture};
 
 const TEXEL: &str = "texel/labeled-from-fixture-pgns.epd";
 
@@ -40,27 +39,6 @@ fn write_db(path: &Path, count: usize) {
         writer.push(&record).expect("push");
     }
     writer.finish().expect("finish");
-}
-
-fn pawnstorm(args: &[&str]) -> Output {
-    Command::cargo_bin("pawnstorm")
-        .expect("binary built")
-        .args(args)
-        .output()
-        .expect("runs")
-}
-
-fn ok(args: &[&str]) -> String {
-    let output = pawnstorm(args);
-    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
-    assert!(output.status.success(), "{args:?}: {stderr}");
-    stderr
-}
-
-fn fails(args: &[&str]) -> String {
-    let output = pawnstorm(args);
-    assert!(!output.status.success(), "{args:?} should fail");
-    String::from_utf8_lossy(&output.stderr).to_string()
 }
 
 /// (training loss, held-out loss) of each epoch line.

@@ -7,11 +7,12 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
+use common::uci_session::reader;
 use common::{Rng, read_fixture};
 use pawnstorm::movegen::{Board, MoveList, legal_moves};
 
@@ -29,18 +30,6 @@ struct Engine {
     stdin: ChildStdin,
     lines: Receiver<String>,
     errors: Receiver<String>,
-}
-
-fn reader(stream: impl std::io::Read + Send + 'static) -> Receiver<String> {
-    let (tx, rx) = channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stream).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    rx
 }
 
 impl Engine {

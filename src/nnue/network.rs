@@ -398,6 +398,23 @@ impl Network {
         (value / (QA as i64 * QB as i64)) as i32
     }
 
+    /// The first-layer rows of `boards`' pieces from `perspective`'s side (0 White, 1 Black),
+    /// for the plain references.
+    fn piece_rows<'a>(
+        &'a self,
+        boards: &'a [u64; 12],
+        perspective: usize,
+    ) -> impl Iterator<Item = &'a [Chunk]> + 'a {
+        boards.iter().enumerate().flat_map(move |(piece, &board)| {
+            let squares = std::iter::successors(Some(board), |&b| Some(b & b.wrapping_sub(1)))
+                .take_while(|&b| b != 0)
+                .map(|b| b.trailing_zeros() as usize);
+            squares.map(move |square| {
+                self.row(super::feature(perspective, piece / 6, piece % 6, square))
+            })
+        })
+    }
+
     /// The integer reference: the accumulators summed from scratch in plain code, White's
     /// perspective and Black's, `hidden` values each (wrapping `i16`, as the kernels add).
     pub fn reference_accumulators(&self, boards: &[u64; 12]) -> [Vec<i16>; 2] {
@@ -405,15 +422,9 @@ impl Network {
             let mut acc: Vec<i16> = (0..self.hidden)
                 .map(|i| self.ft_bias[i / 32].0[i % 32])
                 .collect();
-            for (piece, &board) in boards.iter().enumerate() {
-                let mut bits = board;
-                while bits != 0 {
-                    let square = bits.trailing_zeros() as usize;
-                    bits &= bits - 1;
-                    let row = self.row(super::feature(perspective, piece / 6, piece % 6, square));
-                    for (i, a) in acc.iter_mut().enumerate() {
-                        *a = a.wrapping_add(row[i / 32].0[i % 32]);
-                    }
+            for row in self.piece_rows(boards, perspective) {
+                for (i, a) in acc.iter_mut().enumerate() {
+                    *a = a.wrapping_add(row[i / 32].0[i % 32]);
                 }
             }
             acc
@@ -454,15 +465,9 @@ impl Network {
             let mut acc: Vec<f64> = (0..self.hidden)
                 .map(|i| self.ft_bias[i / 32].0[i % 32] as f64 / qa)
                 .collect();
-            for (piece, &board) in boards.iter().enumerate() {
-                let mut bits = board;
-                while bits != 0 {
-                    let square = bits.trailing_zeros() as usize;
-                    bits &= bits - 1;
-                    let row = self.row(super::feature(perspective, piece / 6, piece % 6, square));
-                    for (i, a) in acc.iter_mut().enumerate() {
-                        *a += row[i / 32].0[i % 32] as f64 / qa;
-                    }
+            for row in self.piece_rows(boards, perspective) {
+                for (i, a) in acc.iter_mut().enumerate() {
+                    *a += row[i / 32].0[i % 32] as f64 / qa;
                 }
             }
             acc

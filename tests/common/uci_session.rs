@@ -15,7 +15,8 @@ pub struct Engine {
     pub errors: Receiver<String>,
 }
 
-fn reader(stream: impl std::io::Read + Send + 'static) -> Receiver<String> {
+/// The lines of `stream`, read on a thread of their own.
+pub fn reader(stream: impl std::io::Read + Send + 'static) -> Receiver<String> {
     let (tx, rx) = channel();
     std::thread::spawn(move || {
         for line in BufReader::new(stream).lines().map_while(Result::ok) {
