@@ -1,4 +1,6 @@
-//! `pawnstorm info`: checks a whole DB (unless --no-verify) and describes it.
+//! `pawnstorm info`: checks a whole DB (unless --no-verify) and describes it; `info --net
+//! [FILE]` describes a network (the compiled-in one without FILE): its shape, checksum and
+//! how it was made.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -12,11 +14,50 @@ use super::{Global, output};
 #[derive(clap::Args)]
 pub struct Args {
     /// The DB to describe
-    db: PathBuf,
+    #[arg(required_unless_present = "net")]
+    db: Option<PathBuf>,
+    /// Describe a network file instead (pawnstorm's or a raw bullet one); without FILE the
+    /// network compiled into this binary
+    #[arg(long, value_name = "FILE", num_args = 0..=1, conflicts_with = "db")]
+    net: Option<Option<PathBuf>>,
+}
+
+fn describe_network(file: Option<&Path>) -> Result<()> {
+    let (net, name) = match file {
+        Some(path) => (
+            std::sync::Arc::new(pawnstorm::nnue::Network::load(path)?),
+            path.display().to_string(),
+        ),
+        None => (
+            pawnstorm::nnue::default_network().map_err(anyhow::Error::msg)?,
+            "the compiled-in network".to_string(),
+        ),
+    };
+    let mut out = output::stdout();
+    writeln!(
+        out,
+        "{name}: (768 -> {hidden}) x 2 -> 1 SCReLU, QA 255, QB 64, scale 400, checksum {:08x} \
+         (of the raw payload), {} kernels",
+        net.checksum(),
+        pawnstorm::nnue::simd::Level::best().name(),
+        hidden = net.hidden(),
+    )?;
+    if net.provenance().is_empty() {
+        writeln!(out, "no provenance (a raw file)")?;
+    } else {
+        writeln!(out, "{}", net.provenance().trim_end())?;
+    }
+    out.flush()?;
+    Ok(())
 }
 
 pub fn run(args: Args, global: Global) -> Result<()> {
-    let path: &Path = &args.db;
+    if let Some(file) = &args.net {
+        return describe_network(file.as_deref());
+    }
+    let Some(path) = args.db.as_deref() else {
+        anyhow::bail!("info: give a DB, or --net");
+    };
     // Off here, whatever the flag: `verify` below checks everything once, where opening
     // would make a version 1 file's pass over the payload first.
     let db = Database::open_with(path, Verify::Off)?;

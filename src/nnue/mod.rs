@@ -70,8 +70,9 @@ pub fn default_network() -> Result<std::sync::Arc<Network>, String> {
         .clone()
 }
 
-/// The compiled-in network's bytes, once one has been trained.
-const EMBEDDED: Option<&[u8]> = None;
+/// The compiled-in network's bytes: `nets/default.nnue`, made by `scripts/train-net.sh`
+/// (its provenance is in the file: `pawnstorm info --net`).
+const EMBEDDED: Option<&[u8]> = Some(include_bytes!("../../nets/default.nnue"));
 
 /// A position's piece boards as the network reads them: colour × 6 + type, White first.
 #[inline]

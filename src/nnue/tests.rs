@@ -255,3 +255,21 @@ fn damaged_and_foreign_files_are_refused_with_the_reason() {
 
     assert!(Network::random(40, 1).is_err(), "40 is no multiple of 16");
 }
+
+#[test]
+fn the_compiled_in_network_loads_with_its_provenance() {
+    let net = default_network().expect("nets/default.nnue is compiled in");
+    assert!(net.provenance().contains("train-net"), "{}", net.provenance());
+    // Through every path, on positions of games, it gives the reference's values.
+    for level in Level::available() {
+        let mut evaluator = NnueEvaluator::with_level(net.clone(), level);
+        for game in random_game_positions(2, 3) {
+            for (board, boards) in &game {
+                assert_eq!(
+                    evaluator.evaluate(boards, black(board), 0),
+                    net.evaluate_reference(boards, black(board))
+                );
+            }
+        }
+    }
+}
