@@ -27,8 +27,8 @@ DATA=${1:-../data}
 SHARED=${SHARED:-../shared/data}
 OUT=${OUT:-nets/default.nnue}
 HIDDEN=${HIDDEN:-128}
-EPOCHS=${EPOCHS:-30}
-WDL=${WDL:-0.5}
+EPOCHS=${EPOCHS:-10}
+WDL=${WDL:-0.0}
 SEED=${SEED:-1}
 THREADS=${THREADS:-$(nproc)}
 

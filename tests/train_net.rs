@@ -335,6 +335,17 @@ fn bad_options_and_inputs_are_refused_clearly() {
     let unlabelled = fixture("db/wac-v1.psdb");
     let error = fails(&["train-net", &unlabelled, "-o", out, "--holdout", "0"]);
     assert!(error.contains("no training positions"), "{error}");
+    assert!(error.contains("--require-score"), "{error}");
+    let error = fails(&[
+        "train-net",
+        &unlabelled,
+        "-o",
+        out,
+        "--holdout",
+        "0",
+        "--wdl",
+        "1",
+    ]);
     assert!(error.contains("--require-result"), "{error}");
 }
 

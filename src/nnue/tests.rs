@@ -259,7 +259,11 @@ fn damaged_and_foreign_files_are_refused_with_the_reason() {
 #[test]
 fn the_compiled_in_network_loads_with_its_provenance() {
     let net = default_network().expect("nets/default.nnue is compiled in");
-    assert!(net.provenance().contains("train-net"), "{}", net.provenance());
+    assert!(
+        net.provenance().contains("train-net"),
+        "{}",
+        net.provenance()
+    );
     // Through every path, on positions of games, it gives the reference's values.
     for level in Level::available() {
         let mut evaluator = NnueEvaluator::with_level(net.clone(), level);
