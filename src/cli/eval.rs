@@ -49,21 +49,10 @@ pub struct Args {
     /// Evaluation weights file (as `pawnstorm weights` writes it)
     #[arg(long, value_name = "FILE")]
     weights: Option<PathBuf>,
-    /// The evaluation: the hand-crafted terms, or the network (NNUE; docs/NNUE.md)
-    #[arg(long = "eval", value_enum, default_value_t = Evaluation::Hce)]
-    evaluation: Evaluation,
-    /// With --eval nnue: the network file, bullet's raw layout or pawnstorm's (default: the
-    /// network compiled into the binary)
-    #[arg(long, value_name = "FILE")]
-    net: Option<PathBuf>,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Evaluation {
-    /// The hand-crafted evaluation (the terms, tuned weights)
-    Hce,
-    /// The network, with the exact endgame rules on top
-    Nnue,
+    // --eval nnue: the network, with the exact endgame rules on top (docs/NNUE.md); no
+    // --terms (a network has none); --wdl reads its scores as it reads the terms'.
+    #[command(flatten)]
+    evaluator: super::evaluator::EvalArgs,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -77,12 +66,9 @@ enum Pov {
 /// The network's evaluator for `--eval nnue` (`--scalar` takes the portable kernels), after
 /// refusing the options that belong to the other evaluation.
 fn network(args: &Args, global: Global) -> Result<Option<NnueEvaluator>> {
-    if args.evaluation == Evaluation::Hce {
-        if args.net.is_some() {
-            bail!("--net is the network of --eval nnue; the hand-crafted evaluation has none");
-        }
+    let Some(net) = args.evaluator.network()? else {
         return Ok(None);
-    }
+    };
     if args.terms {
         bail!(
             "--terms lists the hand-crafted evaluation's terms; a network has none (use --eval \
@@ -92,13 +78,6 @@ fn network(args: &Args, global: Global) -> Result<Option<NnueEvaluator>> {
     if args.weights.is_some() {
         bail!("--weights are the hand-crafted evaluation's; the network's file is --net");
     }
-    let net = nnue::bulk::load(args.net.as_deref()).with_context(|| {
-        if args.net.is_none() {
-            "--eval nnue without --net".to_string()
-        } else {
-            "--net".to_string()
-        }
-    })?;
     let level = if global.scalar {
         Level::Portable
     } else {
@@ -219,8 +198,7 @@ fn print_network(
     position: &Position,
     evaluator: &mut NnueEvaluator,
 ) -> io::Result<()> {
-    let parts = position.parts();
-    let boards: [u64; 12] = std::array::from_fn(|i| parts.pieces[i % 6].0 & parts.colors[i / 6].0);
+    let boards = nnue::boards_of(position);
     let black = position.side_to_move() == pawnstorm::Color::Black;
     let stm = evaluator.score(&boards, black, 0);
     let white = if black { -stm } else { stm };
