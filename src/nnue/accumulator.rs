@@ -61,12 +61,17 @@ impl Changes {
     #[inline(always)]
     fn find(&mut self, from: &[u64; 12], to: &[u64; 12], limit: usize) -> bool {
         let limit = limit.min(MAX_ROWS);
-        let mut total = 0;
+        // The boards that changed as a mask first (branch-free), then only those: which of
+        // the twelve changed differs row by row, and a test per board was mispredicted.
+        let mut changed = 0u32;
         for piece in 0..12 {
+            changed |= ((from[piece] != to[piece]) as u32) << piece;
+        }
+        let mut total = 0;
+        while changed != 0 {
+            let piece = changed.trailing_zeros() as usize;
+            changed &= changed - 1;
             let (old, new) = (from[piece], to[piece]);
-            if old == new {
-                continue;
-            }
             total += (old ^ new).count_ones() as usize;
             if total > limit {
                 return false;
@@ -190,8 +195,13 @@ impl Accumulators {
         let (ours, theirs) = net.output_weights();
         let (us, them) = if black_to_move { (1, 0) } else { (0, 1) };
         let small = net.small_output_weights();
-        let sum = simd::screlu_sum(level, self.perspective(us), ours, small).wrapping_add(
-            simd::screlu_sum(level, self.perspective(them), theirs, small),
+        let sum = simd::screlu_sum_pair(
+            level,
+            self.perspective(us),
+            ours,
+            self.perspective(them),
+            theirs,
+            small,
         );
         net.finish(sum)
     }
@@ -258,7 +268,7 @@ impl NnueEvaluator {
 
     /// The network's evaluation of `boards` (colour × 6 + type, White first), centipawns
     /// from the side to move's view, its accumulators kept in `ply`'s slot.
-    #[inline]
+    #[inline(always)]
     pub fn evaluate(&mut self, boards: &[u64; 12], black_to_move: bool, ply: usize) -> i32 {
         self.accumulate(boards, ply);
         self.slots[ply]
@@ -278,7 +288,7 @@ impl NnueEvaluator {
 
     /// Brings `ply`'s slot to `boards`: from itself or the ply before, whichever is fewer
     /// changes away, if that is fewer rows than a refresh adds.
-    #[inline]
+    #[inline(always)]
     pub fn accumulate(&mut self, boards: &[u64; 12], ply: usize) -> &Accumulators {
         while self.slots.len() <= ply {
             self.slots.push(Slot {
@@ -289,14 +299,17 @@ impl NnueEvaluator {
         }
         let pieces: usize = boards.iter().map(|b| b.count_ones() as usize).sum();
         let here = &self.slots[ply];
-        if here.valid && here.boards == *boards {
-            return &self.slots[ply].acc;
-        }
         // A refresh adds `pieces` rows to the bias; an update adds and removes `len` rows.
-        // The changes are found in place (see `Changes::find`).
+        // The changes are found in place (see `Changes::find`), board by board: comparing
+        // the arrays whole first (wide loads of boards the caller has just stored one by
+        // one, which the CPU cannot forward from its stores) was the bulk pass's hottest
+        // instruction.
         let mut changes = Changes::none();
         let mut from_here =
             here.valid && changes.find(&here.boards, boards, pieces.saturating_sub(1));
+        if from_here && changes.is_empty() {
+            return &self.slots[ply].acc;
+        }
         let mut from_parent = false;
         if ply > 0 && self.slots[ply - 1].valid {
             let limit = if from_here {

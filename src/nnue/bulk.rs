@@ -31,11 +31,17 @@ pub fn block_boards(block: &Block<'_>, row: usize) -> [u64; 12] {
 /// endgame rules on top ([`NnueEvaluator::score`]'s, read off the DB's own columns).
 #[inline(always)]
 pub fn row_score(evaluator: &mut NnueEvaluator, block: &Block<'_>, row: usize) -> i32 {
-    if let Some((white, _)) = endgame::exact_rule(&row_boards(block, row)) {
+    let boards = block_boards(block, row);
+    // Every rule needs a side without pawns: most rows are ruled out without gathering the
+    // row's boards for the rules (a copy read back before its stores could be forwarded,
+    // the pass's hottest instruction).
+    if (boards[0] == 0 || boards[6] == 0)
+        && let Some((white, _)) = endgame::exact_rule(&row_boards(block, row))
+    {
         return white;
     }
     let black_to_move = block.side_to_move[row] != 0;
-    let stm = evaluator.evaluate(&block_boards(block, row), black_to_move, 0);
+    let stm = evaluator.evaluate(&boards, black_to_move, 0);
     if black_to_move { -stm } else { stm }
 }
 
