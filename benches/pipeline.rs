@@ -93,6 +93,7 @@ fn pipeline(c: &mut Criterion) {
         with_index: false,
         stm_pov: false,
         wdl: false,
+        network: None,
     };
     let masks = MaskTable {
         db: &db,
@@ -113,6 +114,7 @@ fn pipeline(c: &mut Criterion) {
                 with_index: false,
                 stm_pov: false,
                 wdl: false,
+                network: None,
             };
             let columns = scores.columns();
             group.bench_function(BenchmarkId::new(format!("eval_{name}"), threads), |b| {

@@ -7,7 +7,7 @@ mod common;
 use pawnstorm::Bitboard;
 use pawnstorm::db::{Database, NO_SCORE};
 use pawnstorm::eval::batch::db_scores;
-use pawnstorm::eval::columns::{BoardColumns, board_scores, fen_scores};
+use pawnstorm::eval::columns::{BoardColumns, Scorer, board_scores, fen_scores};
 use pawnstorm::eval::default_weights;
 use pawnstorm::eval::features::Path;
 
@@ -53,7 +53,7 @@ fn runs_of_columns_and_fens_score_as_the_db_pass() {
             }
         }
         let mut out = vec![0; expected.len()];
-        board_scores(path, prepared, &runs, false, &mut out).unwrap();
+        board_scores(Scorer::Terms { path, prepared }, &runs, false, &mut out).unwrap();
         assert_eq!(out, expected);
 
         let fens: Vec<String> = db
@@ -62,8 +62,7 @@ fn runs_of_columns_and_fens_score_as_the_db_pass() {
             .collect();
         let mut out = vec![0; fens.len()];
         let bad = fen_scores(
-            path,
-            prepared,
+            Scorer::Terms { path, prepared },
             &|i| Some(fens[i].as_bytes()),
             false,
             &mut out,
@@ -91,8 +90,10 @@ fn a_bad_row_is_named_and_a_bad_fen_marked() {
     };
     let mut out = vec![0; 200];
     let error = board_scores(
-        Path::native(),
-        default_weights(),
+        Scorer::Terms {
+            path: Path::native(),
+            prepared: default_weights(),
+        },
         &[run, run],
         false,
         &mut out,
@@ -113,8 +114,10 @@ fn a_bad_row_is_named_and_a_bad_fen_marked() {
     ];
     let mut out = vec![0; 4];
     let bad = fen_scores(
-        Path::native(),
-        default_weights(),
+        Scorer::Terms {
+            path: Path::native(),
+            prepared: default_weights(),
+        },
         &|i| fens.get(i).map(|f| f.as_bytes()),
         false,
         &mut out,

@@ -287,6 +287,8 @@ class Database:
         pov: Literal["white", "stm"] = "white",
         weights: PathLike | None = None,
         scalar: bool = False,
+        eval: Literal["hce", "nnue"] | None = None,
+        net: PathLike | None = None,
     ) -> np.ndarray:
         """Evaluates every position, as ``pawnstorm eval DB -o OUT.npy`` does, with the GIL
         released, on ``threads`` worker threads (default one per core).
@@ -297,9 +299,18 @@ class Database:
         ``score``, ``phase``, ``scale``, ``rule`` and each term's ``_mg``, ``_eg`` and
         ``_final`` (int32). ``weights`` is a weights file (``pawnstorm weights``);
         ``scalar`` runs the one-lane kernels (the CLI's ``--scalar``).
+
+        ``eval="nnue"`` scores with the network instead (``eval --eval nnue``, the exact
+        endgame rules on top; docs/NNUE.md): ``net`` is a network file (bullet's raw layout
+        or pawnstorm's), else the network compiled into the package (``PawnstormError`` if
+        there is none). ``eval`` defaults to ``"nnue"`` when ``net`` is given, else
+        ``"hce"`` (the hand-crafted evaluation). A network has no ``terms`` and no
+        ``weights``; ``scalar`` takes its portable kernels. A file that is no network raises
+        ``PawnstormError`` saying why (size, checksum, architecture).
         """
         if pov not in ("white", "stm"):
             raise ValueError(f"pov must be 'white' or 'stm', not {pov!r}")
+        nnue, net_path = _network(eval, net)
         out = np.empty(len(self), dtype=_dtype(self._native.score_columns(terms)))
         self._native.evaluate_into(
             out.view(np.uint8),
@@ -308,6 +319,8 @@ class Database:
             threads,
             None if weights is None else os.fspath(weights),
             scalar,
+            nnue,
+            net_path,
         )
         return out
 
@@ -443,6 +456,17 @@ def _check_pov(pov: str) -> None:
         raise ValueError(f"pov must be 'white' or 'stm', not {pov!r}")
 
 
+def _network(eval: str | None, net: PathLike | None) -> tuple[bool, str | None]:
+    """(whether to score with the network, its path) from ``eval`` and ``net``: ``eval``
+    defaults to the network when a ``net`` is given, as the CLI's ``--net`` implies
+    ``--eval nnue``."""
+    if eval is None:
+        eval = "hce" if net is None else "nnue"
+    if eval not in ("hce", "nnue"):
+        raise ValueError(f"eval must be 'hce' or 'nnue', not {eval!r}")
+    return eval == "nnue", None if net is None else os.fspath(net)
+
+
 def _is_arrow(value) -> bool:
     """Whether ``value`` is a pyarrow array (checked without importing pyarrow)."""
     return type(value).__module__.split(".")[0] == "pyarrow"
@@ -456,6 +480,8 @@ def evaluate_fens(
     errors: Literal["raise", "sentinel"] = "raise",
     weights: PathLike | None = None,
     scalar: bool = False,
+    eval: Literal["hce", "nnue"] | None = None,
+    net: PathLike | None = None,
 ) -> np.ndarray:
     """Evaluates positions given as FEN text: an int32 array, one score a FEN, equal to
     what ``pawnstorm eval`` gives the same positions (centipawns, White's view, or the side
@@ -465,8 +491,8 @@ def evaluate_fens(
     Series), or a pyarrow string array (``string``, ``large_string``, ``string_view``;
     chunked or not), whose buffers are read in place. Six-field FENs, or four (clocks
     ``0 1``); surrounding spaces are ignored. Parsing and evaluation run on ``threads``
-    Rust threads (default one per core) with the GIL released; ``weights``, ``scalar`` as
-    ``Database.evaluate``.
+    Rust threads (default one per core) with the GIL released; ``weights``, ``scalar``,
+    ``eval`` and ``net`` (the network: ``eval="nnue"``) as ``Database.evaluate``.
 
     A FEN that does not parse (or a None/null): with ``errors="raise"`` (the default),
     ``ValueError`` naming the first such row, its index, text and the reason; with
@@ -477,6 +503,7 @@ def evaluate_fens(
     if errors not in ("raise", "sentinel"):
         raise ValueError(f"errors must be 'raise' or 'sentinel', not {errors!r}")
     weights_path = None if weights is None else os.fspath(weights)
+    nnue, net_path = _network(eval, net)
     if _is_arrow(fens):
         import pyarrow as pa
 
@@ -508,6 +535,8 @@ def evaluate_fens(
                 threads,
                 weights_path,
                 scalar,
+                nnue,
+                net_path,
             )
             bad.extend((start + i, reason, text) for i, reason, text in rows)
             start += len(chunk)
@@ -517,7 +546,8 @@ def evaluate_fens(
         items = fens if isinstance(fens, list) else list(fens)
         out = np.empty(len(items), dtype=np.int32)
         bad = _native.evaluate_fens_into(
-            items, None, out.view(np.uint8), pov == "stm", threads, weights_path, scalar
+            items, None, out.view(np.uint8), pov == "stm", threads, weights_path, scalar,
+            nnue, net_path,
         )
     if bad and errors == "raise":
         index, reason, text = bad[0]
@@ -538,6 +568,8 @@ def evaluate_boards(
     weights: PathLike | None = None,
     scalar: bool = False,
     out: np.ndarray | None = None,
+    eval: Literal["hce", "nnue"] | None = None,
+    net: PathLike | None = None,
 ) -> np.ndarray:
     """Evaluates positions held in numpy arrays in the DB's layout, read where they are (no
     copy): int32 scores equal to ``pawnstorm eval``'s for the same positions.
@@ -556,8 +588,11 @@ def evaluate_boards(
     a row that is no position raises ``ValueError`` naming its index. Runs on ``threads``
     Rust threads (default one per core) with the GIL released; the arrays must not change
     meanwhile. ``out``: an int32 array of ``count`` rows to write into (returned).
+    ``eval="nnue"`` (or a ``net``) scores with the network, as ``Database.evaluate``; its
+    accumulators carry from row to row, so rows in game order score fastest.
     """
     _check_pov(pov)
+    nnue, net_path = _network(eval, net)
     arrays = {"boards": (boards, np.uint64), "side": (side, np.uint8),
               "castling": (castling, np.uint16), "ep": (ep, np.uint8)}
     for name, (array, dtype) in arrays.items():
@@ -594,6 +629,8 @@ def evaluate_boards(
         threads,
         None if weights is None else os.fspath(weights),
         scalar,
+        nnue,
+        net_path,
     )
     return out
 

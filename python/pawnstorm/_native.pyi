@@ -29,7 +29,12 @@ class NativeDatabase:
         threads: int | None,
         weights_path: str | None,
         scalar: bool,
-    ) -> None: ...
+        nnue: bool = False,
+        net_path: str | None = None,
+    ) -> None:
+        """Scores (or with `terms` the breakdown) of every position into `out`; with `nnue`
+        the network's (`net_path`'s, else the compiled-in one)."""
+        ...
     def arrow_columns(
         self, threads: int | None
     ) -> list[
@@ -80,9 +85,12 @@ def evaluate_fens_into(
     threads: int | None,
     weights_path: str | None,
     scalar: bool,
+    nnue: bool = False,
+    net_path: str | None = None,
 ) -> list[tuple[int, str, str]]:
     """Scores of `fens` (or of an Arrow string array's (offsets, data, validity, offset,
-    length, offset width)) into `out`; the bad rows as (index, reason, text)."""
+    length, offset width)) into `out`; the bad rows as (index, reason, text). With `nnue`,
+    the network's scores (`net_path`'s, else the compiled-in one)."""
     ...
 def evaluate_boards_into(
     boards: Any,
@@ -95,9 +103,12 @@ def evaluate_boards_into(
     threads: int | None,
     weights_path: str | None,
     scalar: bool,
+    nnue: bool = False,
+    net_path: str | None = None,
 ) -> None:
     """Scores of the first `count` rows of arrays in the DB's layout into `out`, read in
-    place; ValueError names the first row that is no position."""
+    place; ValueError names the first row that is no position. With `nnue`, the network's
+    scores (`net_path`'s, else the compiled-in one)."""
     ...
 def simd_path_name() -> str: ...
 def board_svg(fen: str, masks: list[str] = ..., arrows: list[str] = ...) -> str: ...

@@ -29,6 +29,7 @@ use pawnstorm::export::skips::parse_piece_weights;
 use pawnstorm::import::{self, Format, ImportOptions, IntoDb, Observers, Source};
 use pawnstorm::io::npz::NpzWriter;
 use pawnstorm::io::table::{self, ColumnType};
+use pawnstorm::nnue::{self, NetError, NnueEvaluator, simd::Level};
 use pawnstorm::training::arrays::{self, Layout};
 use pawnstorm::training::loader::{Loader, LoaderConfig};
 use pawnstorm::training::mix::Input;
@@ -48,6 +49,9 @@ fn to_py(error: anyhow::Error) -> PyErr {
     let message = format!("{error:#}");
     let io = error.chain().find_map(|cause| {
         if let Some(DbError::Io { error, .. }) = cause.downcast_ref::<DbError>() {
+            return Some(error.kind());
+        }
+        if let Some(NetError::Io { error, .. }) = cause.downcast_ref::<NetError>() {
             return Some(error.kind());
         }
         match cause.downcast_ref() {
@@ -86,6 +90,55 @@ fn weights(path: Option<&Path>) -> PyResult<Prepared> {
         None => Weights::default(),
     };
     Ok(Prepared::new(weights))
+}
+
+/// The evaluator of `eval="nnue"` (`None` for the terms): `net`'s network, or the one
+/// compiled in; `scalar` takes the portable kernels. A network has no terms to list and no
+/// weights file.
+fn network(
+    nnue: bool,
+    net: Option<&Path>,
+    terms: bool,
+    weights_path: Option<&Path>,
+    scalar: bool,
+) -> PyResult<Option<NnueEvaluator>> {
+    if !nnue {
+        if net.is_some() {
+            return Err(PyValueError::new_err(
+                "net is the network of eval='nnue'; the hand-crafted evaluation has none",
+            ));
+        }
+        return Ok(None);
+    }
+    if terms {
+        return Err(PyValueError::new_err(
+            "terms lists the hand-crafted evaluation's terms; a network has none",
+        ));
+    }
+    if weights_path.is_some() {
+        return Err(PyValueError::new_err(
+            "weights are the hand-crafted evaluation's; the network's file is net",
+        ));
+    }
+    let network = nnue::bulk::load(net).map_err(to_py)?;
+    let level = if scalar {
+        Level::Portable
+    } else {
+        Level::best()
+    };
+    Ok(Some(NnueEvaluator::with_level(network, level)))
+}
+
+/// The columns' scorer: the network if there is one, else the terms.
+fn scorer<'a>(
+    network: &'a Option<NnueEvaluator>,
+    path: features::Path,
+    prepared: &'a Prepared,
+) -> eval_columns::Scorer<'a> {
+    match network {
+        Some(evaluator) => eval_columns::Scorer::Network(evaluator),
+        None => eval_columns::Scorer::Terms { path, prepared },
+    }
 }
 
 fn simd_path(scalar: bool) -> features::Path {
@@ -293,8 +346,9 @@ impl NativeDatabase {
         column_list(&self.score_table(&prepared, terms, false, false).columns())
     }
 
-    /// Evaluates every position into `out` (the bytes of `score_columns` records).
-    #[pyo3(signature = (out, terms, stm_pov, threads, weights_path, scalar))]
+    /// Evaluates every position into `out` (the bytes of `score_columns` records), with
+    /// the terms, or with the network when `nnue` (`net_path`'s, else the compiled-in one).
+    #[pyo3(signature = (out, terms, stm_pov, threads, weights_path, scalar, nnue = false, net_path = None))]
     #[allow(clippy::too_many_arguments)]
     fn evaluate_into(
         &self,
@@ -305,9 +359,19 @@ impl NativeDatabase {
         threads: Option<usize>,
         weights_path: Option<PathBuf>,
         scalar: bool,
+        nnue: bool,
+        net_path: Option<PathBuf>,
     ) -> PyResult<()> {
+        let network = network(
+            nnue,
+            net_path.as_deref(),
+            terms,
+            weights_path.as_deref(),
+            scalar,
+        )?;
         let prepared = weights(weights_path.as_deref())?;
-        let source = self.score_table(&prepared, terms, stm_pov, scalar);
+        let mut source = self.score_table(&prepared, terms, stm_pov, scalar);
+        source.network = network.as_ref();
         let columns = source.columns();
         self.fill(py, out, &source, &columns, threads)
     }
@@ -544,6 +608,7 @@ impl NativeDatabase {
             with_index: terms,
             stm_pov,
             wdl: false,
+            network: None,
         }
     }
 
@@ -1025,7 +1090,7 @@ impl ArrowStrings {
 /// `fens` is a list of `str` (or None), or `arrow` is (offsets, data, validity, offset,
 /// length, offset width) of an Arrow string array.
 #[pyfunction]
-#[pyo3(signature = (fens, arrow, out, stm_pov, threads, weights_path, scalar))]
+#[pyo3(signature = (fens, arrow, out, stm_pov, threads, weights_path, scalar, nnue = false, net_path = None))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 fn evaluate_fens_into(
     py: Python<'_>,
@@ -1043,7 +1108,16 @@ fn evaluate_fens_into(
     threads: Option<usize>,
     weights_path: Option<PathBuf>,
     scalar: bool,
+    nnue: bool,
+    net_path: Option<PathBuf>,
 ) -> PyResult<Vec<(u64, String, String)>> {
+    let network = network(
+        nnue,
+        net_path.as_deref(),
+        false,
+        weights_path.as_deref(),
+        scalar,
+    )?;
     let source = match (fens, arrow) {
         (Some(list), None) => {
             let mut strings = Vec::with_capacity(list.len());
@@ -1092,7 +1166,7 @@ fn evaluate_fens_into(
     let raw = output.raw();
     let prepared = weights(weights_path.as_deref())?;
     let pool = pool(threads)?;
-    let path = simd_path(scalar);
+    let scorer = scorer(&network, simd_path(scalar), &prepared);
     // The UTF-8 of each `str` (made now, with the GIL), borrowed from the objects held in
     // `source` for the whole pass.
     let texts: Vec<Option<&str>> = match &source {
@@ -1110,14 +1184,14 @@ fn evaluate_fens_into(
             match &source {
                 FenSource::Strings(_) => {
                     let fen = |i: usize| texts[i].map(str::as_bytes);
-                    eval_columns::fen_scores(path, &prepared, &fen, stm_pov, out)
+                    eval_columns::fen_scores(scorer, &fen, stm_pov, out)
                 }
                 FenSource::Arrow(arrow) => {
                     let offsets = contiguous_bytes(&arrow.offsets);
                     let data = contiguous_bytes(&arrow.data);
                     let validity = arrow.validity.as_ref().map(contiguous_bytes);
                     let fen = |i: usize| arrow.get(offsets, data, validity, i);
-                    eval_columns::fen_scores(path, &prepared, &fen, stm_pov, out)
+                    eval_columns::fen_scores(scorer, &fen, stm_pov, out)
                 }
             }
         })
@@ -1210,7 +1284,7 @@ fn runs_of<T: pyo3::buffer::Element>(
 /// `(blocks, n)`; the first `count` rows are evaluated. A row that is no position raises
 /// ValueError naming its index.
 #[pyfunction]
-#[pyo3(signature = (boards, side, castling, en_passant, count, out, stm_pov, threads, weights_path, scalar))]
+#[pyo3(signature = (boards, side, castling, en_passant, count, out, stm_pov, threads, weights_path, scalar, nnue = false, net_path = None))]
 #[allow(clippy::too_many_arguments)]
 fn evaluate_boards_into(
     py: Python<'_>,
@@ -1224,7 +1298,16 @@ fn evaluate_boards_into(
     threads: Option<usize>,
     weights_path: Option<PathBuf>,
     scalar: bool,
+    nnue: bool,
+    net_path: Option<PathBuf>,
 ) -> PyResult<()> {
+    let network = network(
+        nnue,
+        net_path.as_deref(),
+        false,
+        weights_path.as_deref(),
+        scalar,
+    )?;
     let boards = PyBuffer::<u64>::get(boards)?;
     let side = PyBuffer::<u8>::get(side)?;
     let castling = castling.map(PyBuffer::<u16>::get).transpose()?;
@@ -1270,7 +1353,7 @@ fn evaluate_boards_into(
     let raw = output.raw();
     let prepared = weights(weights_path.as_deref())?;
     let pool = pool(threads)?;
-    let path = simd_path(scalar);
+    let scorer = scorer(&network, simd_path(scalar), &prepared);
     let all = RawRuns {
         boards: board_runs,
         side: side_runs,
@@ -1284,13 +1367,7 @@ fn evaluate_boards_into(
             let runs = unsafe { all.columns(count) };
             // SAFETY: `output` holds the buffer for the whole pass; nothing else writes it.
             let bytes = unsafe { raw.into_slice() };
-            eval_columns::board_scores(
-                path,
-                &prepared,
-                &runs,
-                stm_pov,
-                bytemuck::cast_slice_mut(bytes),
-            )
+            eval_columns::board_scores(scorer, &runs, stm_pov, bytemuck::cast_slice_mut(bytes))
         })
     });
     drop(output);

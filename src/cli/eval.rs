@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use clap::ValueEnum;
 
 use pawnstorm::Position;
@@ -14,6 +14,7 @@ use pawnstorm::eval::features;
 use pawnstorm::eval::terms::Term;
 use pawnstorm::eval::{self, Prepared};
 use pawnstorm::io::table::TableWriter;
+use pawnstorm::nnue::{self, NnueEvaluator, simd::Level};
 use pawnstorm::position::fen;
 
 use super::{Global, fen_error_with_caret, import, output, progress, weights};
@@ -38,7 +39,8 @@ pub struct Args {
     /// Point of view of the scores
     #[arg(long, value_enum, default_value_t = Pov::White)]
     pov: Pov,
-    /// Add win, draw and loss columns (per mille, same point of view) from the WDL model
+    /// Add win, draw and loss columns (per mille, same point of view) from the WDL model (a
+    /// function of the score and the material, whichever evaluation gave the score)
     #[arg(long, requires = "output")]
     wdl: bool,
     /// Worker threads (default: one per core)
@@ -47,6 +49,10 @@ pub struct Args {
     /// Evaluation weights file (as `pawnstorm weights` writes it)
     #[arg(long, value_name = "FILE")]
     weights: Option<PathBuf>,
+    // --eval nnue: the network, with the exact endgame rules on top (docs/NNUE.md); no
+    // --terms (a network has none); --wdl reads its scores as it reads the terms'.
+    #[command(flatten)]
+    evaluator: super::evaluator::EvalArgs,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -57,14 +63,41 @@ enum Pov {
     Stm,
 }
 
+/// The network's evaluator for `--eval nnue` (`--scalar` takes the portable kernels), after
+/// refusing the options that belong to the other evaluation.
+fn network(args: &Args, global: Global) -> Result<Option<NnueEvaluator>> {
+    let Some(net) = args.evaluator.network()? else {
+        return Ok(None);
+    };
+    if args.terms {
+        bail!(
+            "--terms lists the hand-crafted evaluation's terms; a network has none (use --eval \
+             hce, or drop --terms)"
+        );
+    }
+    if args.weights.is_some() {
+        bail!("--weights are the hand-crafted evaluation's; the network's file is --net");
+    }
+    let level = if global.scalar {
+        Level::Portable
+    } else {
+        Level::best()
+    };
+    Ok(Some(NnueEvaluator::with_level(net, level)))
+}
+
 pub fn run(args: Args, global: Global) -> Result<()> {
     let start = Instant::now();
+    let network = network(&args, global)?;
     let prepared = Prepared::new(weights::load(args.weights.as_deref())?);
     if let Some(text) = &args.fen {
         let position = fen::parse_fen(text).map_err(|e| fen_error_with_caret(text, &e))?;
         let breakdown = eval::breakdown(&prepared, &position);
         let mut out = output::stdout();
         print_breakdown(&mut out, &position, &breakdown)?;
+        if let Some(mut evaluator) = network {
+            print_network(&mut out, &position, &mut evaluator)?;
+        }
         out.flush()?;
         if let Some(path) = &args.svg {
             let bars: Vec<pawnstorm::pictures::svg::TermBar> = Term::ALL
@@ -95,6 +128,14 @@ pub fn run(args: Args, global: Global) -> Result<()> {
     } else {
         features::Path::native()
     };
+    let kernels = match &network {
+        Some(evaluator) => format!(
+            "network {} wide, {} kernels",
+            evaluator.network().hidden(),
+            evaluator.level().name()
+        ),
+        None => format!("path {}", path.describe()),
+    };
     let pool = pawnstorm::io::workers::pool(args.threads).context("starting worker threads")?;
     let threads = pool.current_num_threads();
     let bar = progress::positions_bar(db.len());
@@ -114,23 +155,26 @@ pub fn run(args: Args, global: Global) -> Result<()> {
                         .is_some_and(|e| e.eq_ignore_ascii_case("csv")),
                 stm_pov,
                 wdl: args.wdl,
+                network: network.as_ref(),
             };
             let table = TableWriter::create(output, &source.columns(), count)?;
             pool.install(|| table.fill(&source, db.block_size(), |rows| bar.inc(rows as u64)))?;
             bar.finish_and_clear();
-            eval_summary(count, start, path, threads, Some(output));
+            eval_summary(count, start, &kernels, threads, Some(output));
         }
         None => {
-            let scores = pool.install(|| {
-                eval_batch::db_scores_with(&db, path, &prepared, |block, scores| {
-                    if stm_pov {
-                        eval_batch::turn_for_black(block, scores, 1);
-                    }
-                    bar.inc(block.len as u64);
-                })
+            let each_block = |block: &pawnstorm::db::Block<'_>, scores: &mut [i32]| {
+                if stm_pov {
+                    eval_batch::turn_for_black(block, scores, 1);
+                }
+                bar.inc(block.len as u64);
+            };
+            let scores = pool.install(|| match &network {
+                Some(evaluator) => nnue::bulk::db_scores_with(&db, evaluator, each_block),
+                None => eval_batch::db_scores_with(&db, path, &prepared, each_block),
             })?;
             bar.finish_and_clear();
-            eval_summary(count, start, path, threads, None);
+            eval_summary(count, start, &kernels, threads, None);
             let mut out = output::stdout();
             print_histogram(&mut out, &scores, args.pov)?;
             out.flush()?;
@@ -139,20 +183,32 @@ pub fn run(args: Args, global: Global) -> Result<()> {
     Ok(())
 }
 
-fn eval_summary(
-    count: u64,
-    start: Instant,
-    path: features::Path,
-    threads: usize,
-    output: Option<&Path>,
-) {
+fn eval_summary(count: u64, start: Instant, kernels: &str, threads: usize, output: Option<&Path>) {
     let seconds = start.elapsed().as_secs_f64();
     let target = output.map_or(String::new(), |p| format!(" -> {}", p.display()));
     eprintln!(
-        "eval: {count} positions, {seconds:.2} s, {:.0} positions/s, path {}, {threads} threads{target}",
+        "eval: {count} positions, {seconds:.2} s, {:.0} positions/s, {kernels}, {threads} threads{target}",
         count as f64 / seconds.max(1e-9),
-        path.describe(),
     );
+}
+
+/// The network's score of `position` under the terms' breakdown (`--fen --eval nnue`).
+fn print_network(
+    out: &mut impl Write,
+    position: &Position,
+    evaluator: &mut NnueEvaluator,
+) -> io::Result<()> {
+    let boards = nnue::boards_of(position);
+    let black = position.side_to_move() == pawnstorm::Color::Black;
+    let stm = evaluator.score(&boards, black, 0);
+    let white = if black { -stm } else { stm };
+    let rule = nnue::exact_rule(&boards, black).map_or("", |_| " (an exact endgame rule)");
+    writeln!(
+        out,
+        "Network evaluation: {:+.2} (White side) [{white} cp]; {:+.2} for the side to move{rule}",
+        white as f64 / 100.0,
+        stm as f64 / 100.0
+    )
 }
 
 fn print_histogram(out: &mut impl Write, scores: &[i32], pov: Pov) -> io::Result<()> {

@@ -15,6 +15,7 @@ use super::weights::Prepared;
 use crate::db::{Block, Database, DbError};
 use crate::eval::features::{Path, check_rows};
 use crate::io::table::{ColumnType, TableSource};
+use crate::nnue::NnueEvaluator;
 
 /// Values per position of a breakdown row: score, phase, scale, rule, then each term's mg,
 /// eg and final.
@@ -303,6 +304,10 @@ pub struct ScoreTable<'a> {
     /// Add `win`, `draw` and `loss` columns (per mille, from the scores' point of view) by
     /// the WDL model of [`crate::eval::wdl`].
     pub wdl: bool,
+    /// Score with this network rather than the terms (`path` and `prepared` unused; no
+    /// breakdown): every worker clones the evaluator and carries it through its rows in
+    /// order ([`crate::nnue::bulk`]).
+    pub network: Option<&'a NnueEvaluator>,
 }
 
 impl ScoreTable<'_> {
@@ -358,20 +363,31 @@ fn fill_wdl(block: &Block<'_>, values: &mut [i32], width: usize, stm_pov: bool) 
 }
 
 impl TableSource for ScoreTable<'_> {
-    /// The block's values, and the index of its first position.
-    type Scratch = (Vec<i32>, u64);
+    /// The block's values, the index of its first position, the worker's evaluator.
+    type Scratch = (Vec<i32>, u64, Option<NnueEvaluator>);
     type Error = anyhow::Error;
 
     fn scratch(&self) -> Self::Scratch {
-        (vec![0; self.width() * self.db.block_size()], 0)
+        (
+            vec![0; self.width() * self.db.block_size()],
+            0,
+            self.network.cloned(),
+        )
     }
 
-    fn compute(&self, (out, first): &mut Self::Scratch, piece: usize) -> anyhow::Result<usize> {
+    fn compute(
+        &self,
+        (out, first, network): &mut Self::Scratch,
+        piece: usize,
+    ) -> anyhow::Result<usize> {
         let block = self.db.block(piece)?;
         let n = self.db.block_size();
         let (width, score_width) = (self.width(), self.score_width());
-        let scores = |out: &mut [i32]| {
-            if !self.breakdown {
+        let mut scores = |out: &mut [i32]| {
+            if let Some(evaluator) = network {
+                assert!(!self.breakdown, "a network has no terms to break down");
+                crate::nnue::bulk::rows_scores(evaluator, &block, 0..n, out);
+            } else if !self.breakdown {
                 rows_scores(self.path, self.prepared, &block, 0..n, out);
             } else {
                 rows_breakdown(self.path, self.prepared, &block, 0..n, out);
@@ -396,7 +412,7 @@ impl TableSource for ScoreTable<'_> {
     }
 
     #[inline]
-    fn value(&self, (out, first): &Self::Scratch, row: usize, column: usize) -> u64 {
+    fn value(&self, (out, first, _): &Self::Scratch, row: usize, column: usize) -> u64 {
         match (self.with_index, column) {
             (true, 0) => first + row as u64,
             (true, c) => out[row * self.width() + c - 1] as i64 as u64,

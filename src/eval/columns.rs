@@ -11,6 +11,7 @@ use super::features::Path;
 use super::weights::Prepared;
 use crate::Bitboard;
 use crate::db::{self, Block, NO_SCORE};
+use crate::nnue::{NnueEvaluator, bulk};
 use crate::position::board::CastlingRights;
 use crate::position::fen;
 
@@ -132,15 +133,48 @@ impl Scratch {
     }
 }
 
-/// Scores `block`'s rows into `out` (one a row, `out.len() == block.len`).
-fn score_block(path: Path, prepared: &Prepared, block: &Block<'_>, stm_pov: bool, out: &mut [i32]) {
-    let padded = block.pieces[0].len();
-    if out.len() == padded {
-        batch::rows_scores(path, prepared, block, 0..padded, out);
-    } else {
-        let mut all = vec![0; padded];
-        batch::rows_scores(path, prepared, block, 0..padded, &mut all);
-        out.copy_from_slice(&all[..out.len()]);
+/// The evaluation a pass over columns scores with.
+#[derive(Clone, Copy)]
+pub enum Scorer<'a> {
+    /// The hand-crafted terms on a SIMD path.
+    Terms { path: Path, prepared: &'a Prepared },
+    /// The network: each worker clones the evaluator and carries it through its rows in
+    /// order ([`crate::nnue::bulk`]).
+    Network(&'a NnueEvaluator),
+}
+
+impl Scorer<'_> {
+    /// A worker's evaluator, for the network.
+    fn worker(&self) -> Option<NnueEvaluator> {
+        match self {
+            Scorer::Terms { .. } => None,
+            Scorer::Network(prototype) => Some((*prototype).clone()),
+        }
+    }
+}
+
+/// Scores `block`'s rows into `out` (one a row, `out.len() == block.len`); `evaluator` is
+/// the worker's, for [`Scorer::Network`].
+fn score_block(
+    scorer: Scorer<'_>,
+    evaluator: &mut Option<NnueEvaluator>,
+    block: &Block<'_>,
+    stm_pov: bool,
+    out: &mut [i32],
+) {
+    match (scorer, evaluator) {
+        (_, Some(evaluator)) => bulk::rows_scores(evaluator, block, 0..out.len(), out),
+        (Scorer::Terms { path, prepared }, None) => {
+            let padded = block.pieces[0].len();
+            if out.len() == padded {
+                batch::rows_scores(path, prepared, block, 0..padded, out);
+            } else {
+                let mut all = vec![0; padded];
+                batch::rows_scores(path, prepared, block, 0..padded, &mut all);
+                out.copy_from_slice(&all[..out.len()]);
+            }
+        }
+        (Scorer::Network(_), None) => unreachable!("every network worker has an evaluator"),
     }
     if stm_pov {
         batch::turn_for_black(block, out, 1);
@@ -183,8 +217,7 @@ fn check_extras(columns: &BoardColumns<'_>) -> Result<(), (usize, String)> {
 /// past a multiple of 8 are copied (the kernels read 8 rows at a time). A row that is no
 /// position stops the pass: the error names the first such row.
 pub fn board_scores(
-    path: Path,
-    prepared: &Prepared,
+    scorer: Scorer<'_>,
     runs: &[BoardColumns<'_>],
     stm_pov: bool,
     out: &mut [i32],
@@ -206,30 +239,34 @@ pub fn board_scores(
     }
     let errors: Vec<BadRow> = tasks
         .into_par_iter()
-        .filter_map(|(r, start, first, out)| {
-            let columns = runs[r].cut(start..start + out.len());
-            let scratch;
-            let block = if out.len().is_multiple_of(8) {
-                block_of(
-                    out.len(),
-                    columns.pieces,
-                    columns.colors,
-                    columns.side_to_move,
-                )
-            } else {
-                scratch = Scratch::of(&columns);
-                scratch.block(out.len())
-            };
-            let checked = db::check_positions(&block).and_then(|()| check_extras(&columns));
-            if let Err((row, reason)) = checked {
-                return Some(BadRow {
-                    index: (first + row) as u64,
-                    reason,
-                });
-            }
-            score_block(path, prepared, &block, stm_pov, out);
-            None
-        })
+        .map_init(
+            || scorer.worker(),
+            |evaluator, (r, start, first, out)| {
+                let columns = runs[r].cut(start..start + out.len());
+                let scratch;
+                let block = if out.len().is_multiple_of(8) {
+                    block_of(
+                        out.len(),
+                        columns.pieces,
+                        columns.colors,
+                        columns.side_to_move,
+                    )
+                } else {
+                    scratch = Scratch::of(&columns);
+                    scratch.block(out.len())
+                };
+                let checked = db::check_positions(&block).and_then(|()| check_extras(&columns));
+                if let Err((row, reason)) = checked {
+                    return Some(BadRow {
+                        index: (first + row) as u64,
+                        reason,
+                    });
+                }
+                score_block(scorer, evaluator, &block, stm_pov, out);
+                None
+            },
+        )
+        .flatten()
         .collect();
     match errors.into_iter().min_by_key(|e| e.index) {
         Some(error) => Err(error),
@@ -242,48 +279,53 @@ pub fn board_scores(
 /// rows per worker. Every row that is no FEN gets [`NO_SCORE`] and is listed, in order,
 /// with the reason.
 pub fn fen_scores<'f>(
-    path: Path,
-    prepared: &Prepared,
+    scorer: Scorer<'_>,
     fen: &(dyn Fn(usize) -> Option<&'f [u8]> + Sync),
     stm_pov: bool,
     out: &mut [i32],
 ) -> Vec<BadRow> {
     out.par_chunks_mut(CHUNK_ROWS)
         .enumerate()
-        .flat_map_iter(|(chunk, out)| {
-            let first = chunk * CHUNK_ROWS;
-            let mut scratch = Scratch::empty(out.len());
-            let mut bad = Vec::new();
-            for row in 0..out.len() {
-                let parsed = match fen(first + row) {
-                    None => Err("no FEN (None)".to_string()),
-                    Some(bytes) => std::str::from_utf8(bytes)
-                        .map_err(|_| "not valid UTF-8".to_string())
-                        .and_then(|text| fen::parse_fen(text.trim()).map_err(|e| e.to_string())),
-                };
-                match parsed {
-                    Ok(position) => {
-                        let parts = position.parts();
-                        for (column, board) in scratch.pieces.iter_mut().zip(parts.pieces) {
-                            column[row] = board;
+        .map_init(
+            || scorer.worker(),
+            |evaluator, (chunk, out)| {
+                let first = chunk * CHUNK_ROWS;
+                let mut scratch = Scratch::empty(out.len());
+                let mut bad = Vec::new();
+                for row in 0..out.len() {
+                    let parsed = match fen(first + row) {
+                        None => Err("no FEN (None)".to_string()),
+                        Some(bytes) => std::str::from_utf8(bytes)
+                            .map_err(|_| "not valid UTF-8".to_string())
+                            .and_then(|text| {
+                                fen::parse_fen(text.trim()).map_err(|e| e.to_string())
+                            }),
+                    };
+                    match parsed {
+                        Ok(position) => {
+                            let parts = position.parts();
+                            for (column, board) in scratch.pieces.iter_mut().zip(parts.pieces) {
+                                column[row] = board;
+                            }
+                            for (column, board) in scratch.colors.iter_mut().zip(parts.colors) {
+                                column[row] = board;
+                            }
+                            scratch.side_to_move[row] = parts.side_to_move.index() as u8;
                         }
-                        for (column, board) in scratch.colors.iter_mut().zip(parts.colors) {
-                            column[row] = board;
-                        }
-                        scratch.side_to_move[row] = parts.side_to_move.index() as u8;
+                        // Left empty: the kernels take an empty board as they take padding.
+                        Err(reason) => bad.push(BadRow {
+                            index: (first + row) as u64,
+                            reason,
+                        }),
                     }
-                    // Left empty: the kernels take an empty board as they take padding.
-                    Err(reason) => bad.push(BadRow {
-                        index: (first + row) as u64,
-                        reason,
-                    }),
                 }
-            }
-            score_block(path, prepared, &scratch.block(out.len()), stm_pov, out);
-            for error in &bad {
-                out[error.index as usize - first] = NO_SCORE;
-            }
-            bad
-        })
+                score_block(scorer, evaluator, &scratch.block(out.len()), stm_pov, out);
+                for error in &bad {
+                    out[error.index as usize - first] = NO_SCORE;
+                }
+                bad
+            },
+        )
+        .flatten_iter()
         .collect()
 }

@@ -40,22 +40,41 @@ impl Changes {
     /// if at most `limit` rows change per perspective.
     #[inline]
     pub fn between(from: &[u64; 12], to: &[u64; 12], limit: usize) -> Option<Changes> {
-        let limit = limit.min(MAX_ROWS);
-        let mut changes = Changes {
+        let mut changes = Changes::none();
+        changes.find(from, to, limit).then_some(changes)
+    }
+
+    /// No changes: room for [`Self::find`] to fill.
+    #[inline(always)]
+    fn none() -> Changes {
+        Changes {
             adds: [[0; MAX_ROWS]; 2],
             subs: [[0; MAX_ROWS]; 2],
             added: 0,
             removed: 0,
-        };
-        let mut total = 0;
+        }
+    }
+
+    /// [`Self::between`] into `self` (which holds none yet), in place: the accumulators
+    /// update once a row in the bulk passes, and moving the 260-byte result about cost
+    /// more than finding it. Whether at most `limit` rows change.
+    #[inline(always)]
+    fn find(&mut self, from: &[u64; 12], to: &[u64; 12], limit: usize) -> bool {
+        let limit = limit.min(MAX_ROWS);
+        // The boards that changed as a mask first (branch-free), then only those: which of
+        // the twelve changed differs row by row, and a test per board was mispredicted.
+        let mut changed = 0u32;
         for piece in 0..12 {
+            changed |= ((from[piece] != to[piece]) as u32) << piece;
+        }
+        let mut total = 0;
+        while changed != 0 {
+            let piece = changed.trailing_zeros() as usize;
+            changed &= changed - 1;
             let (old, new) = (from[piece], to[piece]);
-            if old == new {
-                continue;
-            }
             total += (old ^ new).count_ones() as usize;
             if total > limit {
-                return None;
+                return false;
             }
             let (colour, kind) = (piece / 6, piece % 6);
             let mut appeared = new & !old;
@@ -63,22 +82,21 @@ impl Changes {
                 let square = appeared.trailing_zeros() as usize;
                 appeared &= appeared - 1;
                 for p in 0..2 {
-                    changes.adds[p][changes.added] = super::feature(p, colour, kind, square) as u16;
+                    self.adds[p][self.added] = super::feature(p, colour, kind, square) as u16;
                 }
-                changes.added += 1;
+                self.added += 1;
             }
             let mut left = old & !new;
             while left != 0 {
                 let square = left.trailing_zeros() as usize;
                 left &= left - 1;
                 for p in 0..2 {
-                    changes.subs[p][changes.removed] =
-                        super::feature(p, colour, kind, square) as u16;
+                    self.subs[p][self.removed] = super::feature(p, colour, kind, square) as u16;
                 }
-                changes.removed += 1;
+                self.removed += 1;
             }
         }
-        Some(changes)
+        true
     }
 
     /// Rows touched per perspective.
@@ -177,8 +195,13 @@ impl Accumulators {
         let (ours, theirs) = net.output_weights();
         let (us, them) = if black_to_move { (1, 0) } else { (0, 1) };
         let small = net.small_output_weights();
-        let sum = simd::screlu_sum(level, self.perspective(us), ours, small).wrapping_add(
-            simd::screlu_sum(level, self.perspective(them), theirs, small),
+        let sum = simd::screlu_sum_pair(
+            level,
+            self.perspective(us),
+            ours,
+            self.perspective(them),
+            theirs,
+            small,
         );
         net.finish(sum)
     }
@@ -245,7 +268,7 @@ impl NnueEvaluator {
 
     /// The network's evaluation of `boards` (colour × 6 + type, White first), centipawns
     /// from the side to move's view, its accumulators kept in `ply`'s slot.
-    #[inline]
+    #[inline(always)]
     pub fn evaluate(&mut self, boards: &[u64; 12], black_to_move: bool, ply: usize) -> i32 {
         self.accumulate(boards, ply);
         self.slots[ply]
@@ -265,7 +288,7 @@ impl NnueEvaluator {
 
     /// Brings `ply`'s slot to `boards`: from itself or the ply before, whichever is fewer
     /// changes away, if that is fewer rows than a refresh adds.
-    #[inline]
+    #[inline(always)]
     pub fn accumulate(&mut self, boards: &[u64; 12], ply: usize) -> &Accumulators {
         while self.slots.len() <= ply {
             self.slots.push(Slot {
@@ -276,38 +299,43 @@ impl NnueEvaluator {
         }
         let pieces: usize = boards.iter().map(|b| b.count_ones() as usize).sum();
         let here = &self.slots[ply];
-        if here.valid && here.boards == *boards {
+        // A refresh adds `pieces` rows to the bias; an update adds and removes `len` rows.
+        // The changes are found in place (see `Changes::find`), board by board: comparing
+        // the arrays whole first (wide loads of boards the caller has just stored one by
+        // one, which the CPU cannot forward from its stores) was the bulk pass's hottest
+        // instruction.
+        let mut changes = Changes::none();
+        let mut from_here =
+            here.valid && changes.find(&here.boards, boards, pieces.saturating_sub(1));
+        if from_here && changes.is_empty() {
             return &self.slots[ply].acc;
         }
-        // A refresh adds `pieces` rows to the bias; an update adds and removes `len` rows.
-        let mut best: Option<(bool, Changes)> = None;
-        if here.valid {
-            best =
-                Changes::between(&here.boards, boards, pieces.saturating_sub(1)).map(|c| (true, c));
-        }
+        let mut from_parent = false;
         if ply > 0 && self.slots[ply - 1].valid {
-            let limit = best.map_or(pieces.saturating_sub(1), |(_, c)| c.len().saturating_sub(1));
-            if let Some(c) = Changes::between(&self.slots[ply - 1].boards, boards, limit) {
-                best = Some((false, c));
+            let limit = if from_here {
+                changes.len().saturating_sub(1)
+            } else {
+                pieces.saturating_sub(1)
+            };
+            let mut other = Changes::none();
+            if other.find(&self.slots[ply - 1].boards, boards, limit) {
+                changes = other;
+                (from_here, from_parent) = (false, true);
             }
         }
         let net = &*self.net;
-        match best {
-            Some((true, changes)) => {
-                self.slots[ply].acc.update(net, self.level, &changes);
-                self.stats.updates += 1;
-            }
-            Some((false, changes)) => {
-                let (before, rest) = self.slots.split_at_mut(ply);
-                rest[0]
-                    .acc
-                    .update_from(net, self.level, &before[ply - 1].acc, &changes);
-                self.stats.updates += 1;
-            }
-            None => {
-                self.slots[ply].acc.refresh(net, self.level, boards);
-                self.stats.refreshes += 1;
-            }
+        if from_here {
+            self.slots[ply].acc.update(net, self.level, &changes);
+            self.stats.updates += 1;
+        } else if from_parent {
+            let (before, rest) = self.slots.split_at_mut(ply);
+            rest[0]
+                .acc
+                .update_from(net, self.level, &before[ply - 1].acc, &changes);
+            self.stats.updates += 1;
+        } else {
+            self.slots[ply].acc.refresh(net, self.level, boards);
+            self.stats.refreshes += 1;
         }
         let slot = &mut self.slots[ply];
         slot.boards = *boards;

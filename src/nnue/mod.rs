@@ -5,6 +5,7 @@
 //! instruction set, all equal to the reference.
 
 pub mod accumulator;
+pub mod bulk;
 pub mod network;
 pub mod simd;
 #[cfg(test)]

@@ -29,11 +29,10 @@ const ACTIVATION_SCRELU: u32 = 1;
 /// Why a network file was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum NetError {
-    #[error("{path}: {source}")]
-    Io {
-        path: String,
-        source: std::io::Error,
-    },
+    // The reason in the message, not as a `source` too: printed with its causes (`{:#}`,
+    // as the CLI prints errors) it would appear twice.
+    #[error("{path}: {error}")]
+    Io { path: String, error: std::io::Error },
     #[error(
         "{name}: {size} bytes is no (768 → N) × 2 → 1 network: a raw bullet file of width N \
          (a multiple of 16 from 16 to 1024) has 1542·N + 2 bytes, padded with zeros to a \
@@ -169,9 +168,9 @@ impl Network {
 
     /// Reads a network file, either layout.
     pub fn load(path: &Path) -> Result<Network, NetError> {
-        let bytes = std::fs::read(path).map_err(|source| NetError::Io {
+        let bytes = std::fs::read(path).map_err(|error| NetError::Io {
             path: path.display().to_string(),
-            source,
+            error,
         })?;
         Network::from_bytes(&bytes, &path.display().to_string())
     }

@@ -1,0 +1,361 @@
+//! The network in the bulk passes (`eval --eval nnue`, `nnue::bulk`, the columns behind the
+//! Python package): every row of a DB of games in order and of the same rows shuffled
+//! scores exactly what the plain integer reference gives it (the exact endgame rules on
+//! top), on every SIMD level this build has, whatever the threads and the block edges.
+
+mod common;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use pawnstorm::db::{Columns, Database, DbWriter};
+use pawnstorm::eval::columns::{BoardColumns, Scorer, board_scores, fen_scores};
+use pawnstorm::movegen::{Board, MoveList, legal_moves};
+use pawnstorm::nnue::simd::Level;
+use pawnstorm::nnue::{self, Network, NnueEvaluator, bulk};
+use pawnstorm::position::labels::{Labels, Record};
+use pawnstorm::{Color, Position};
+
+use common::{Rng, fails, ok, s};
+
+/// Random games from the start and from endgames where the exact rules apply (KPK, KBNK,
+/// KXK, bare kings after captures) or soon will: positions in game order.
+fn game_positions(games: usize, seed: u64) -> Vec<Position> {
+    let starts = [
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+        "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+        "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1",
+        "8/8/8/4k3/8/2P5/8/3K4 b - - 0 1",
+        "8/8/3k4/8/8/8/8/2BNK3 w - - 0 1",
+        "8/3k4/8/8/8/8/3R4/3K4 b - - 0 1",
+        "8/P6k/8/8/8/8/6Kp/8 w - - 0 1",
+        "4k3/8/8/8/8/8/8/2N1K2n w - - 0 1",
+    ];
+    let mut rng = Rng(seed | 1);
+    let mut positions = Vec::new();
+    let mut moves = MoveList::new();
+    for g in 0..games {
+        let mut board = Board::from_fen(starts[g % starts.len()]).unwrap();
+        positions.push(board.position().clone());
+        for _ in 0..120 {
+            moves.clear();
+            legal_moves(&board, &mut moves);
+            if moves.is_empty() {
+                break;
+            }
+            board = board.play(moves[rng.below(moves.len())]);
+            positions.push(board.position().clone());
+        }
+    }
+    positions
+}
+
+fn shuffled(positions: &[Position], seed: u64) -> Vec<Position> {
+    let mut out = positions.to_vec();
+    let mut rng = Rng(seed | 1);
+    for i in (1..out.len()).rev() {
+        out.swap(i, rng.below(i + 1));
+    }
+    out
+}
+
+fn write_db(path: &Path, positions: &[Position], block_size: u32) -> Database {
+    let mut writer = DbWriter::create(path, block_size, Columns::NONE, false).unwrap();
+    for position in positions {
+        writer
+            .push(&Record {
+                position: position.clone(),
+                labels: Labels::default(),
+            })
+            .unwrap();
+    }
+    writer.finish().unwrap();
+    Database::open(path).unwrap()
+}
+
+fn black(position: &Position) -> bool {
+    position.side_to_move() == Color::Black
+}
+
+/// The reference: the exact rule if one applies, else the plain integer network, White's
+/// point of view.
+fn expected(net: &Network, position: &Position) -> i32 {
+    let boards = nnue::boards_of(position);
+    let stm = nnue::exact_rule(&boards, black(position))
+        .unwrap_or_else(|| net.evaluate_reference(&boards, black(position)));
+    if black(position) { -stm } else { stm }
+}
+
+fn pool(threads: usize) -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn every_row_of_games_and_of_shuffled_positions_scores_as_the_reference_on_every_level() {
+    let dir = tempfile::tempdir().unwrap();
+    let games = game_positions(40, 11);
+    let net = Arc::new(Network::random(128, 5).unwrap());
+    let reference: Vec<i32> = games.iter().map(|p| expected(&net, p)).collect();
+    // Both kinds of rows occur: those an exact rule scores and those the network does.
+    let ruled = games
+        .iter()
+        .filter(|p| nnue::exact_rule(&nnue::boards_of(p), black(p)).is_some())
+        .count();
+    assert!(ruled > 100 && ruled < games.len() - 1000, "{ruled} ruled");
+    let mixed = shuffled(&games, 3);
+    let mixed_reference: Vec<i32> = mixed.iter().map(|p| expected(&net, p)).collect();
+    for block_size in [64, 4096] {
+        let in_order = write_db(&dir.path().join("games.psdb"), &games, block_size);
+        let random = write_db(&dir.path().join("shuffled.psdb"), &mixed, block_size);
+        for level in Level::available() {
+            let prototype = NnueEvaluator::with_level(net.clone(), level);
+            for threads in [1, 2, 3] {
+                let pool = pool(threads);
+                let scores = pool
+                    .install(|| bulk::db_scores(&in_order, &prototype))
+                    .unwrap();
+                assert_eq!(scores, reference, "{} {threads} threads", level.name());
+                let scores = pool
+                    .install(|| bulk::db_scores(&random, &prototype))
+                    .unwrap();
+                assert_eq!(scores, mixed_reference, "{} shuffled", level.name());
+            }
+        }
+    }
+}
+
+#[test]
+fn rows_in_game_order_update_and_shuffled_rows_refresh() {
+    let dir = tempfile::tempdir().unwrap();
+    let games = game_positions(10, 2);
+    let net = Arc::new(Network::random(64, 9).unwrap());
+    let stats = |positions: &[Position], name: &str| {
+        let db = write_db(&dir.path().join(name), positions, 4096);
+        let mut evaluator = NnueEvaluator::new(net.clone());
+        for index in 0..db.block_count() {
+            let block = db.block(index).unwrap();
+            let mut out = vec![0; block.len];
+            bulk::rows_scores(&mut evaluator, &block, 0..block.len, &mut out);
+        }
+        evaluator.stats()
+    };
+    let in_order = stats(&games, "games.psdb");
+    // A new game refreshes, every move (ruled endgames aside) updates.
+    assert!(
+        in_order.updates > 10 * in_order.refreshes,
+        "in order: {in_order:?}"
+    );
+    let random = stats(&shuffled(&games, 4), "shuffled.psdb");
+    assert!(
+        random.refreshes > 5 * random.updates,
+        "shuffled: {random:?}"
+    );
+}
+
+#[test]
+fn columns_and_fens_score_with_the_network_as_the_db_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let games = game_positions(12, 8);
+    let db = write_db(&dir.path().join("games.psdb"), &games, 64);
+    let net = Arc::new(Network::random(32, 1).unwrap());
+    let prototype = NnueEvaluator::new(net.clone());
+    let expected_white = bulk::db_scores(&db, &prototype).unwrap();
+    let blocks: Vec<_> = (0..db.block_count())
+        .map(|i| db.block(i).unwrap())
+        .collect();
+    // Runs of awkward lengths across the blocks.
+    let mut runs = Vec::new();
+    for (b, block) in blocks.iter().enumerate() {
+        let mut start = 0;
+        while start < block.len {
+            let end = (start + [1usize, 7, 30, 64][b % 4]).min(block.len);
+            runs.push(BoardColumns {
+                pieces: block.pieces.map(|c| &c[start..end]),
+                colors: block.colors.map(|c| &c[start..end]),
+                side_to_move: &block.side_to_move[start..end],
+                castling: None,
+                en_passant: None,
+            });
+            start = end;
+        }
+    }
+    let stm: Vec<i32> = games
+        .iter()
+        .zip(&expected_white)
+        .map(|(p, &w)| if black(p) { -w } else { w })
+        .collect();
+    for threads in [1, 2] {
+        pool(threads).install(|| {
+            let mut out = vec![0; games.len()];
+            board_scores(Scorer::Network(&prototype), &runs, true, &mut out).unwrap();
+            assert_eq!(out, stm);
+            let fens: Vec<String> = games.iter().map(|p| p.to_fen()).collect();
+            let mut out = vec![0; fens.len()];
+            let bad = fen_scores(
+                Scorer::Network(&prototype),
+                &|i| Some(fens[i].as_bytes()),
+                false,
+                &mut out,
+            );
+            assert!(bad.is_empty());
+            assert_eq!(out, expected_white);
+        });
+    }
+}
+
+/// A plain int32 .npy: header, then little-endian values.
+fn npy_scores(path: &Path) -> Vec<i32> {
+    let bytes = std::fs::read(path).expect("npy written");
+    assert_eq!(&bytes[..8], b"\x93NUMPY\x01\x00");
+    let header_len = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
+    let header = std::str::from_utf8(&bytes[10..10 + header_len]).unwrap();
+    assert!(header.contains("'descr': '<i4'"), "{header}");
+    bytes[10 + header_len..]
+        .chunks_exact(4)
+        .map(|b| i32::from_le_bytes(b.try_into().unwrap()))
+        .collect()
+}
+
+#[test]
+fn the_cli_writes_the_networks_scores_for_dbs_and_text_inputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let games = game_positions(16, 21);
+    let db_path = d.join("games.psdb");
+    write_db(&db_path, &games, 256);
+    let net = Network::random(48, 4).unwrap();
+    let net_path = d.join("random.nnue");
+    net.save(&net_path).unwrap();
+    // The raw layout (bullet's) too, padded to 64 bytes as bullet writes it.
+    let raw_path = d.join("random.bin");
+    let mut raw = net.raw_bytes();
+    raw.resize(raw.len().div_ceil(64) * 64, 0);
+    std::fs::write(&raw_path, &raw).unwrap();
+    let white: Vec<i32> = games.iter().map(|p| expected(&net, p)).collect();
+    let stm: Vec<i32> = games
+        .iter()
+        .zip(&white)
+        .map(|(p, &w)| if black(p) { -w } else { w })
+        .collect();
+
+    let out = d.join("scores.npy");
+    for (file, threads, scalar) in [(&net_path, "1", false), (&raw_path, "2", true)] {
+        let mut args = vec!["eval", s(&db_path), "--eval", "nnue", "--net", s(file)];
+        args.extend(["--threads", threads, "-o", s(&out)]);
+        if scalar {
+            args.push("--scalar");
+        }
+        let summary = ok(&args);
+        assert!(summary.contains("network 48 wide"), "{summary}");
+        assert_eq!(npy_scores(&out), white);
+    }
+    // --net alone means the network; --pov stm turns Black's rows round.
+    ok(&[
+        "eval",
+        s(&db_path),
+        "--net",
+        s(&net_path),
+        "--pov",
+        "stm",
+        "-o",
+        s(&out),
+    ]);
+    assert_eq!(npy_scores(&out), stm);
+
+    // CSV with WDL columns from the network's scores.
+    let csv = d.join("scores.csv");
+    ok(&[
+        "eval",
+        s(&db_path),
+        "--net",
+        s(&net_path),
+        "--wdl",
+        "-o",
+        s(&csv),
+    ]);
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("index,score,win,draw,loss"));
+    for (i, line) in lines.enumerate() {
+        let fields: Vec<i32> = line.split(',').map(|f| f.parse().unwrap()).collect();
+        assert_eq!(fields[0], i as i32);
+        assert_eq!(fields[1], white[i]);
+        assert_eq!(fields[2] + fields[3] + fields[4], 1000);
+    }
+
+    // A text input is imported first, then scored the same way.
+    let epd = d.join("positions.epd");
+    let fens: Vec<String> = games.iter().take(500).map(|p| p.to_fen()).collect();
+    std::fs::write(&epd, fens.join("\n") + "\n").unwrap();
+    ok(&["eval", s(&epd), "--net", s(&net_path), "-o", s(&out)]);
+    assert_eq!(npy_scores(&out), white[..500]);
+
+    // The histogram names the network and counts every row.
+    let output = common::pawnstorm(&["eval", s(&db_path), "--net", s(&net_path)]);
+    assert!(output.status.success());
+    let histogram = String::from_utf8_lossy(&output.stdout);
+    assert!(histogram.starts_with("scores (centipawns, White's view)"));
+    let counted: u64 = histogram
+        .lines()
+        .skip(1)
+        .map(|line| {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            let percent = words.iter().position(|w| w.ends_with('%')).unwrap();
+            words[percent - 1].parse::<u64>().unwrap()
+        })
+        .sum();
+    assert_eq!(counted, games.len() as u64);
+    let summary = String::from_utf8_lossy(&output.stderr);
+    assert!(summary.contains("network 48 wide"), "{summary}");
+}
+
+#[test]
+fn the_cli_refuses_bad_networks_and_options_that_belong_to_the_terms() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let db_path = d.join("games.psdb");
+    write_db(&db_path, &game_positions(2, 1), 64);
+    let net = Network::random(32, 2).unwrap();
+    let net_path = d.join("net.nnue");
+    net.save(&net_path).unwrap();
+    let out = d.join("x.npy");
+    let db = s(&db_path);
+
+    let truncated = d.join("truncated.bin");
+    let raw = net.raw_bytes();
+    std::fs::write(&truncated, &raw[..raw.len() - 10]).unwrap();
+    let error = fails(&["eval", db, "--net", s(&truncated), "-o", s(&out)]);
+    assert!(error.contains("truncated.bin"), "{error}");
+    assert!(error.contains("is no (768 → N) × 2 → 1 network"), "{error}");
+    assert!(!out.exists());
+
+    let mut damaged = std::fs::read(&net_path).unwrap();
+    let last = damaged.len() - 1;
+    damaged[last] ^= 1;
+    let damaged_path = d.join("damaged.nnue");
+    std::fs::write(&damaged_path, &damaged).unwrap();
+    let error = fails(&["eval", db, "--net", s(&damaged_path)]);
+    assert!(error.contains("checksum mismatch"), "{error}");
+
+    let error = fails(&["eval", db, "--net", s(&d.join("missing.nnue"))]);
+    assert!(error.contains("missing.nnue"), "{error}");
+
+    let error = fails(&["eval", db, "--net", s(&net_path), "--terms", "-o", s(&out)]);
+    assert!(error.contains("a network has none"), "{error}");
+    let error = fails(&["eval", db, "--net", s(&net_path), "--weights", s(&net_path)]);
+    assert!(error.contains("--weights are the hand-crafted"), "{error}");
+
+    // Without --net, the compiled-in network; the message says so when there is none.
+    match nnue::default_network() {
+        Err(reason) => {
+            let error = fails(&["eval", db, "--eval", "nnue"]);
+            assert!(error.contains(&reason), "{error}");
+        }
+        Ok(_) => {
+            ok(&["eval", db, "--eval", "nnue", "-o", s(&out)]);
+        }
+    }
+}
