@@ -359,3 +359,20 @@ fn the_cli_refuses_bad_networks_and_options_that_belong_to_the_terms() {
         }
     }
 }
+
+#[test]
+fn eval_fen_shows_the_compiled_in_networks_score_beside_the_terms() {
+    let fen = "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R b KQkq - 5 4";
+    let output = common::pawnstorm(&["eval", "--fen", fen]);
+    assert!(output.status.success());
+    let text = String::from_utf8_lossy(&output.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("Network evaluation"))
+        .unwrap_or_else(|| panic!("no network line: {text}"));
+    let net = nnue::default_network().expect("compiled in");
+    let board = Board::from_fen(fen).unwrap();
+    let stm = net.evaluate_reference(&nnue::boards_of(board.position()), true);
+    assert!(line.contains(&format!("[{} cp]", -stm)), "{line}");
+    assert!(text.contains("Final evaluation"), "{text}");
+}

@@ -95,7 +95,10 @@ pub fn run(args: Args, global: Global) -> Result<()> {
         let breakdown = eval::breakdown(&prepared, &position);
         let mut out = output::stdout();
         print_breakdown(&mut out, &position, &breakdown)?;
-        if let Some(mut evaluator) = network {
+        // Both evaluations: the network's below the terms' table, the compiled-in one when
+        // none was asked for.
+        let shown = network.or_else(|| nnue::default_network().ok().map(NnueEvaluator::new));
+        if let Some(mut evaluator) = shown {
             print_network(&mut out, &position, &mut evaluator)?;
         }
         out.flush()?;
@@ -192,7 +195,7 @@ fn eval_summary(count: u64, start: Instant, kernels: &str, threads: usize, outpu
     );
 }
 
-/// The network's score of `position` under the terms' breakdown (`--fen --eval nnue`).
+/// The network's score of `position` under the terms' breakdown (`--fen`).
 fn print_network(
     out: &mut impl Write,
     position: &Position,
