@@ -97,8 +97,6 @@ fn pool(threads: usize) -> rayon::ThreadPool {
 fn every_row_of_games_and_of_shuffled_positions_scores_as_the_reference_on_every_level() {
     let dir = tempfile::tempdir().unwrap();
     let games = game_positions(40, 11);
-    let net = Arc::new(Network::random(128, 5).unwrap());
-    let reference: Vec<i32> = games.iter().map(|p| expected(&net, p)).collect();
     // Both kinds of rows occur: those an exact rule scores and those the network does.
     let ruled = games
         .iter()
@@ -106,8 +104,11 @@ fn every_row_of_games_and_of_shuffled_positions_scores_as_the_reference_on_every
         .count();
     assert!(ruled > 100 && ruled < games.len() - 1000, "{ruled} ruled");
     let mixed = shuffled(&games, 3);
-    let mixed_reference: Vec<i32> = mixed.iter().map(|p| expected(&net, p)).collect();
-    for block_size in [64, 4096] {
+    // 128 wide: the kernels' blocks of four chunks exactly; 160: one more chunk alone.
+    for (hidden, block_size) in [(128, 64), (128, 4096), (160, 256)] {
+        let net = Arc::new(Network::random(hidden, 5).unwrap());
+        let reference: Vec<i32> = games.iter().map(|p| expected(&net, p)).collect();
+        let mixed_reference: Vec<i32> = mixed.iter().map(|p| expected(&net, p)).collect();
         let in_order = write_db(&dir.path().join("games.psdb"), &games, block_size);
         let random = write_db(&dir.path().join("shuffled.psdb"), &mixed, block_size);
         for level in Level::available() {

@@ -63,19 +63,22 @@ impl Changes {
         let limit = limit.min(MAX_ROWS);
         // The boards that changed as a mask first (branch-free), then only those: which of
         // the twelve changed differs row by row, and a test per board was mispredicted.
+        // The count is checked before any row is written: between unrelated positions
+        // (a shuffled DB) nearly every board differs, and finding that out row by row cost
+        // as much as the refresh that follows.
         let mut changed = 0u32;
+        let mut total = 0;
         for piece in 0..12 {
             changed |= ((from[piece] != to[piece]) as u32) << piece;
+            total += (from[piece] ^ to[piece]).count_ones() as usize;
         }
-        let mut total = 0;
+        if total > limit {
+            return false;
+        }
         while changed != 0 {
             let piece = changed.trailing_zeros() as usize;
             changed &= changed - 1;
             let (old, new) = (from[piece], to[piece]);
-            total += (old ^ new).count_ones() as usize;
-            if total > limit {
-                return false;
-            }
             let (colour, kind) = (piece / 6, piece % 6);
             let mut appeared = new & !old;
             while appeared != 0 {
