@@ -490,11 +490,33 @@ impl BlockStream {
         let layout = self.layout.clone();
         let path = self.path.clone();
         let mut index = 0u64;
+        let mut block_index = 0usize;
         while let Some((bytes, len)) = self.next_bytes()? {
             let block = Block::parse(bytes, &layout, n, len).ok_or_else(|| DbError::Invalid {
                 path: path.clone(),
                 what: "a column is out of bounds or misaligned".to_string(),
             })?;
+            // The mapped reader's check ([`Database::block`]), so that a file reads the same
+            // whichever way: a stream must not take what the map refuses.
+            match check::check_block(&block) {
+                Ok(()) => {}
+                Err(Problem::Row(row, reason)) => {
+                    return Err(DbError::Impossible {
+                        path: path.clone(),
+                        index: index + row as u64,
+                        reason,
+                    });
+                }
+                Err(Problem::Padding) => {
+                    return Err(DbError::Invalid {
+                        path: path.clone(),
+                        what: format!(
+                            "block {block_index}: a padding row after the last position holds pieces"
+                        ),
+                    });
+                }
+            }
+            block_index += 1;
             for row in 0..len {
                 let record = block.record(row).map_err(|reason| DbError::BadRecord {
                     path: path.clone(),
