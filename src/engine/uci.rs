@@ -18,6 +18,8 @@ use crate::nnue::Network;
 use crate::position::score;
 
 const NAME: &str = concat!("pawnstorm ", env!("CARGO_PKG_VERSION"));
+mod network;
+
 const AUTHOR: &str = "the pawnstorm developers";
 const DEFAULT_HASH_MB: usize = 16;
 const MAX_HASH_MB: usize = 65_536;
@@ -137,33 +139,10 @@ impl Uci {
         .with_evaluator()
     }
 
-    /// Sets the engine's evaluator from `Use NNUE` and `EvalFile`: the network asked for,
-    /// or the terms (with an `info string` saying why) when there is none.
+    /// The engine with the evaluator `Use NNUE` and `EvalFile` ask for (`uci/network.rs`).
     fn with_evaluator(mut self) -> Uci {
         self.apply_evaluator();
         self
-    }
-
-    fn apply_evaluator(&mut self) {
-        let network = if self.use_nnue {
-            match &self.eval_file {
-                Some(net) => Some(net.clone()),
-                None => match crate::nnue::default_network() {
-                    Ok(net) => Some(net),
-                    Err(e) => {
-                        let text = format!("Use NNUE: {e}; evaluating with the hand-crafted terms");
-                        say(&format!("info string {text}"));
-                        complain(&text);
-                        None
-                    }
-                },
-            }
-        } else {
-            None
-        };
-        if let Some(engine) = self.engine.as_mut() {
-            engine.set_network(network);
-        }
     }
 
     /// Handles one line; false on `quit`.
@@ -421,40 +400,6 @@ impl Uci {
         }
     }
 
-    /// `EvalFile`: a network file, or empty for the compiled-in network. A file that does
-    /// not load leaves the engine with what it had, and says why.
-    fn set_eval_file(&mut self, value: &str) {
-        if value.is_empty() || value == "<empty>" {
-            self.eval_file = None;
-        } else if self.bounds.is_some() {
-            complain("setoption EvalFile: no file is read in a bounded session");
-            return;
-        } else {
-            match Network::load(Path::new(value)) {
-                Ok(net) => {
-                    say(&format!(
-                        "info string EvalFile: {value}: network of {} hidden, checksum {:08x}",
-                        net.hidden(),
-                        net.checksum()
-                    ));
-                    self.eval_file = Some(Arc::new(net));
-                }
-                Err(e) => {
-                    let kept = match (&self.eval_file, self.use_nnue) {
-                        (_, false) => "the hand-crafted evaluation stays in use",
-                        (Some(_), true) => "the network loaded before stays in use",
-                        (None, true) => "the compiled-in network stays in use",
-                    };
-                    let text = format!("EvalFile: {e}; {kept}");
-                    say(&format!("info string {text}"));
-                    complain(&text);
-                    return;
-                }
-            }
-        }
-        self.apply_evaluator();
-    }
-
     fn position(&mut self, args: &[&str]) {
         let moves_at = args.iter().position(|w| *w == "moves");
         let (setup, moves) = match moves_at {
@@ -622,33 +567,7 @@ impl Uci {
             "Final evaluation: {} (white side), phase {}, scale {}/64",
             breakdown.finished.score, breakdown.finished.phase, breakdown.finished.scale
         ));
-        // The network's view beside it: the one in use, else the one `Use NNUE` would use.
-        let (network, in_use) = match engine_network {
-            Some(net) => (Some(net), true),
-            None => (
-                self.eval_file
-                    .clone()
-                    .or_else(|| crate::nnue::default_network().ok()),
-                false,
-            ),
-        };
-        if let Some(net) = network {
-            let position = self.board.position();
-            let boards = crate::nnue::boards_of(position);
-            let black = position.side_to_move() == crate::Color::Black;
-            let mut nnue = crate::nnue::NnueEvaluator::new(net.clone());
-            let stm = nnue.score(&boards, black, 0);
-            say(&format!(
-                "NNUE evaluation: {} (white side), network of {} hidden{}",
-                if black { -stm } else { stm },
-                net.hidden(),
-                if in_use {
-                    ", in use"
-                } else {
-                    ", not in use (Use NNUE false)"
-                }
-            ));
-        }
+        self.say_network_eval(engine_network);
     }
 
     fn bench(&mut self, depth: Option<i32>) {
