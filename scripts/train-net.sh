@@ -28,7 +28,7 @@ SHARED=${SHARED:-../shared/data}
 OUT=${OUT:-nets/default.nnue}
 HIDDEN=${HIDDEN:-128}
 EPOCHS=${EPOCHS:-10}
-WDL=${WDL:-0.0}
+WDL=${WDL:-0.3}
 SEED=${SEED:-1}
 THREADS=${THREADS:-$(nproc)}
 

@@ -41,6 +41,39 @@ fn write_db(path: &Path, count: usize) {
     writer.finish().expect("finish");
 }
 
+/// `count` fixture positions whose results are drawn (no draws) with White winning at
+/// probability `sigmoid(score / scale)`, scores spread over ±600 cp: data whose logistic
+/// scale is known.
+fn write_db_of_scale(path: &Path, count: usize, scale: f64) {
+    let records: Vec<Record> = read_fixture(TEXEL)
+        .lines()
+        .filter_map(|line| parse_line(line).expect("fixture line"))
+        .take(count)
+        .collect();
+    assert_eq!(records.len(), count, "the fixture has {count} positions");
+    let mut writer = DbWriter::create(path, 4096, Columns::NONE, false).expect("create");
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut uniform = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    };
+    for (i, mut record) in records.into_iter().enumerate() {
+        let score = (uniform() * 1200.0 - 600.0).round();
+        let white_wins = uniform() < 1.0 / (1.0 + (-score / scale).exp());
+        record.labels.score = Some(score as i32);
+        record.labels.result = Some(if white_wins {
+            GameResult::WhiteWin
+        } else {
+            GameResult::BlackWin
+        });
+        record.labels.game_id = Some((i / 40) as u32);
+        writer.push(&record).expect("push");
+    }
+    writer.finish().expect("finish");
+}
+
 /// (training loss, held-out loss) of each epoch line.
 fn epoch_losses(stderr: &str) -> Vec<(f64, f64)> {
     stderr
@@ -298,6 +331,45 @@ fn an_interrupt_leaves_the_last_checkpoint_whole() {
     assert!(!dir.path().join("net.nnue").exists());
 }
 
+/// `--scale fit` finds the scale the results were drawn at, says so, and records it in the
+/// net; a given scale is used as given.
+#[test]
+fn the_logistic_scale_is_fitted_to_the_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("scaled.psdb");
+    write_db_of_scale(&db, 12_000, 150.0);
+    let out = dir.path().join("net.nnue");
+    let (db, out) = (db.to_str().unwrap(), out.to_str().unwrap());
+    let stderr = train(db, out, &["--epochs", "1", "--wdl", "0.5"]);
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("train-net: logistic scale "))
+        .unwrap_or_else(|| panic!("no scale line: {stderr}"));
+    let scale: f64 = line["train-net: logistic scale ".len()..]
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((135.0..165.0).contains(&scale), "{line}");
+    assert!(line.contains("fitted: K"), "{line}");
+    let net = Network::load(Path::new(out)).expect("loads");
+    assert!(
+        net.provenance()
+            .contains(&format!("logistic scale: {scale:.1} (fitted")),
+        "{}",
+        net.provenance()
+    );
+
+    let stderr = train(db, out, &["--epochs", "1", "--scale", "400"]);
+    assert!(
+        stderr.contains("train-net: logistic scale 400 (given)"),
+        "{stderr}"
+    );
+    let error = fails(&["train-net", db, "-o", out, "--scale", "wide"]);
+    assert!(error.contains("neither `fit` nor a number"), "{error}");
+}
+
 #[test]
 fn bad_options_and_inputs_are_refused_clearly() {
     let dir = tempfile::tempdir().unwrap();
@@ -333,9 +405,22 @@ fn bad_options_and_inputs_are_refused_clearly() {
     }
     // Positions without the labels the target needs: none to train on, said so.
     let unlabelled = fixture("db/wac-v1.psdb");
-    let error = fails(&["train-net", &unlabelled, "-o", out, "--holdout", "0"]);
+    let error = fails(&[
+        "train-net",
+        &unlabelled,
+        "-o",
+        out,
+        "--holdout",
+        "0",
+        "--wdl",
+        "0",
+    ]);
     assert!(error.contains("no training positions"), "{error}");
     assert!(error.contains("--require-score"), "{error}");
+    assert!(
+        error.contains("no training position has both a score and a result"),
+        "{error}"
+    );
     let error = fails(&[
         "train-net",
         &unlabelled,

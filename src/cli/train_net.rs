@@ -39,14 +39,19 @@ pub struct Args {
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
     epochs: u64,
     /// The target's share of the game result, the rest being the stored score through
-    /// sigmoid(score / 400): target = W · result + (1 − W) · sigmoid(score / 400).
-    /// Positions without a label the blend needs are skipped. Default 0: the score alone,
-    /// which keeps the net's centipawns those of the search's labels, the units the
-    /// search's margins were tuned in (a net trained at 0.5 on pawnstorm's self-play
-    /// scored 1.6× the hand-crafted evaluation's centipawns and lost 46-game matches by
-    /// about 115 Elo where the same net at 0 played even or better: docs/NNUE.md)
-    #[arg(long, value_name = "W", default_value_t = 0.0, value_parser = unit_interval)]
+    /// sigmoid(score / S): target = W · result + (1 − W) · sigmoid(score / S). Positions
+    /// without a label the blend needs are skipped. Default 0.3: on pawnstorm's self-play
+    /// it predicted held-out results best of 0, 0.3 and 0.5 and won its games
+    /// (docs/NNUE.md, "The blend")
+    #[arg(long, value_name = "W", default_value_t = 0.3, value_parser = unit_interval)]
     wdl: f64,
+    /// The logistic's scale S in centipawns, for both halves of the target and for the
+    /// net's output: sigmoid(cp / S). `fit` (the default): the S at which the training
+    /// positions' stored scores best predict their results (tune's K as S = 400 / (K ln 10)),
+    /// so that results blended in leave the net's centipawns those of the scores; 400 is
+    /// bullet's example, made for Stockfish's scale. Without results to fit, 400
+    #[arg(long, value_name = "S|fit", default_value = "fit", value_parser = scale_option)]
+    scale: ScaleOption,
     /// Training threads (default: one per core); the loader runs two threads of its own
     /// beside them. The net does not depend on it
     #[arg(long)]
@@ -84,6 +89,33 @@ pub struct Args {
     no_default_skips: bool,
     #[command(flatten)]
     filters: FilterArgs,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum ScaleOption {
+    Fit,
+    Fixed(f64),
+}
+
+impl std::fmt::Display for ScaleOption {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ScaleOption::Fit => f.write_str("fit"),
+            ScaleOption::Fixed(s) => write!(f, "{s}"),
+        }
+    }
+}
+
+fn scale_option(text: &str) -> Result<ScaleOption, String> {
+    if text == "fit" {
+        return Ok(ScaleOption::Fit);
+    }
+    match text.parse::<f64>() {
+        Ok(value) if value.is_finite() && value >= 1.0 => Ok(ScaleOption::Fixed(value)),
+        _ => Err(format!(
+            "`{text}` is neither `fit` nor a number of centipawns of 1 or more"
+        )),
+    }
 }
 
 fn hidden_width(text: &str) -> Result<usize, String> {
@@ -170,6 +202,9 @@ impl Observer for Progress {
     }
 }
 
+/// The logistic's scale when there are no results to fit it to: bullet's.
+const SCALE_WITHOUT_RESULTS: f64 = 400.0;
+
 pub fn run(args: Args, _global: Global) -> Result<()> {
     let started = Instant::now();
     if args.inputs.iter().any(|i| i == "-") {
@@ -246,12 +281,13 @@ pub fn run(args: Args, _global: Global) -> Result<()> {
     pawnstorm::io::durable::announce(&args.output);
     let pool = pawnstorm::io::workers::pool(args.threads).context("starting worker threads")?;
     let threads = pool.current_num_threads();
-    let config = RunConfig {
+    let mut config = RunConfig {
         inputs: inputs.clone(),
         mixing: inputs.iter().any(|i| i.weight != 1.0),
         hidden: args.hidden,
         epochs: args.epochs,
         wdl: args.wdl,
+        scale: SCALE_WITHOUT_RESULTS,
         lr: args.lr,
         final_lr,
         batch_size: args.batch_size as usize,
@@ -263,6 +299,26 @@ pub fn run(args: Args, _global: Global) -> Result<()> {
         loader_threads: 1,
         checkpoint: Some((checkpoint_path.clone(), options)),
     };
+    let scale_text = match args.scale {
+        ScaleOption::Fixed(s) => {
+            config.scale = s;
+            format!("{s} (given)")
+        }
+        ScaleOption::Fit => match pool.install(|| run::fit_scale(&config)) {
+            Ok((s, fit, counted)) => {
+                config.scale = s;
+                format!(
+                    "{s:.1} (fitted: K {:.4}, results-only loss {:.6} on {counted} training \
+                     positions)",
+                    fit.k, fit.loss
+                )
+            }
+            // Training goes on at bullet's scale: the positions without the labels the
+            // target needs are counted and reported by the run itself.
+            Err(e) => format!("{SCALE_WITHOUT_RESULTS} (not fitted: {e})"),
+        },
+    };
+    eprintln!("train-net: logistic scale {scale_text}");
     // The first epoch's length, until it is known: the DBs' positions less the held-out
     // share (an overestimate by the filters' share), or unknown with other inputs.
     let estimate = args.epoch_positions.or_else(|| {
@@ -300,7 +356,14 @@ pub fn run(args: Args, _global: Global) -> Result<()> {
     } else {
         None
     };
-    let provenance = provenance(&args, &inputs, &outcome, comparison.as_ref(), final_lr);
+    let provenance = provenance(
+        &args,
+        &inputs,
+        &outcome,
+        comparison.as_ref(),
+        final_lr,
+        &scale_text,
+    );
     net.set_provenance(&provenance);
     net.save(&args.output)
         .with_context(|| format!("writing {}", args.output.display()))?;
@@ -340,6 +403,7 @@ fn options_text(args: &Args, inputs: &[Input], final_lr: f64, filters: &FilterAr
         ("hidden", args.hidden.to_string()),
         ("epochs", args.epochs.to_string()),
         ("wdl", args.wdl.to_string()),
+        ("scale", args.scale.to_string()),
         ("seed", args.seed.to_string()),
         ("lr", args.lr.to_string()),
         ("final-lr", final_lr.to_string()),
@@ -399,6 +463,7 @@ fn provenance(
     outcome: &run::Outcome,
     comparison: Option<&Comparison>,
     final_lr: f64,
+    scale_text: &str,
 ) -> String {
     let command: Vec<String> = std::env::args().collect();
     let mut text = String::new();
@@ -413,6 +478,7 @@ fn provenance(
          seed {}, holdout {}\n",
         args.hidden, args.wdl, args.lr, args.batch_size, args.seed, args.holdout
     ));
+    text.push_str(&format!("logistic scale: {scale_text}\n"));
     if let Some(counts) = &outcome.train_counts {
         text.push_str(&format!(
             "training positions (a pass):\n{}\n",

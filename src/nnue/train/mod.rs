@@ -15,6 +15,6 @@ pub mod optimiser;
 pub mod run;
 
 pub use checkpoint::Checkpoint;
-pub use model::{Layout, quantise};
+pub use model::{Layout, Objective, quantise};
 pub use optimiser::{State, Trainer};
-pub use run::{EpochReport, Observer, Outcome, RunConfig, train};
+pub use run::{EpochReport, Observer, Outcome, RunConfig, fit_scale, train};

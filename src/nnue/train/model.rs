@@ -8,9 +8,16 @@
 //! ```text
 //! acc   = bias + Σ rows of the active inputs          (one per perspective)
 //! out   = Σ screlu(acc_us) · w_us + Σ screlu(acc_them) · w_them + b,  screlu = clamp(x, 0, 1)²
-//! p     = sigmoid(out)                                 (eval = 400 · out centipawns)
-//! loss  = (p − target)²,  target = W · result + (1 − W) · sigmoid(score / 400)
+//! eval  = 400 · out                                   (centipawns, as the engine reads it)
+//! p     = sigmoid(eval / S)
+//! loss  = (p − target)²,  target = W · result + (1 − W) · sigmoid(score / S)
 //! ```
+//!
+//! S, the logistic's scale, is one unit for both halves of the blend: `train-net` fits it to
+//! the data (the scale at which the stored scores best predict the results, as `tune` fits
+//! K), so that mixing in results does not stretch the net's centipawns away from the
+//! scores'. Bullet's examples use 400 for Stockfish-scaled data; pawnstorm's scores predict
+//! results at about 160.
 
 use wide::f32x16;
 
@@ -57,10 +64,32 @@ pub fn sigmoid(x: f32) -> f32 {
     1.0 / (1.0 + (-x).exp())
 }
 
-/// The target of a position: `wdl · result + (1 − wdl) · sigmoid(score / 400)` (side to
-/// move's view); `None` when a label the blend needs is missing.
+/// What the net is fitted to: the blend of result and score, and the logistic's scale.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Objective {
+    /// The result's share of the target.
+    pub wdl: f32,
+    /// Centipawns per unit of the logistic's argument (S above).
+    pub scale: f32,
+}
+
+impl Objective {
+    /// The target of a position: `wdl · result + (1 − wdl) · sigmoid(score / scale)` (side
+    /// to move's view); `None` when a label the blend needs is missing.
+    #[inline]
+    pub fn target(self, score: i32, result: f32) -> Option<f32> {
+        target(self.wdl, self.scale, score, result)
+    }
+
+    /// d(eval / scale) / d out.
+    #[inline]
+    fn slope(self) -> f32 {
+        SCALE as f32 / self.scale
+    }
+}
+
 #[inline]
-pub fn target(wdl: f32, score: i32, result: f32) -> Option<f32> {
+fn target(wdl: f32, scale: f32, score: i32, result: f32) -> Option<f32> {
     let from_result = if wdl > 0.0 {
         if result.is_nan() {
             return None;
@@ -73,7 +102,7 @@ pub fn target(wdl: f32, score: i32, result: f32) -> Option<f32> {
         if score == crate::training::arrays::UNKNOWN_SCORE {
             return None;
         }
-        (1.0 - wdl) * sigmoid(score as f32 / SCALE as f32)
+        (1.0 - wdl) * sigmoid(score as f32 / scale)
     } else {
         0.0
     };
@@ -261,26 +290,27 @@ fn forward(params: &[V], layout: Layout, sides: &[Active; 2], scratch: &mut Scra
 pub fn error_and_gradient(
     params: &[f32],
     layout: Layout,
-    wdl: f32,
+    objective: Objective,
     batch: &Batch,
     range: std::ops::Range<usize>,
     scratch: &mut Scratch,
     gradient: Option<(&mut [f32], f32)>,
 ) -> (f64, usize) {
+    let slope = objective.slope();
     let c = layout.hidden / LANES;
     let params = units(params);
     let mut gradient = gradient.map(|(g, scale)| (units_mut(g), scale));
     let mut error = 0.0f64;
     let mut counted = 0;
     for i in range {
-        let Some(target) = target(wdl, batch.score[i], batch.result[i]) else {
+        let Some(target) = objective.target(batch.score[i], batch.result[i]) else {
             continue;
         };
         let ours = &batch.stm_features[i * MAX_ACTIVE..(i + 1) * MAX_ACTIVE];
         let theirs = &batch.nstm_features[i * MAX_ACTIVE..(i + 1) * MAX_ACTIVE];
         let sides = [Active::of(ours), Active::of(theirs)];
         let out = forward(params, layout, &sides, scratch);
-        let p = sigmoid(out);
+        let p = sigmoid(out * slope);
         let miss = p - target;
         error += (miss * miss) as f64;
         counted += 1;
@@ -288,7 +318,7 @@ pub fn error_and_gradient(
             continue;
         };
         // d loss / d out.
-        let g = f32x16::splat(2.0 * miss * p * (1.0 - p) * *scale);
+        let g = f32x16::splat(2.0 * miss * p * (1.0 - p) * slope * *scale);
         let out_w = &params[layout.out_weights() / LANES..][..2 * c];
         grad[layout.out_bias() / LANES][0] += g.to_array()[0];
         for side in 0..2 {
@@ -445,13 +475,17 @@ mod tests {
             *b = (i as f32 - 8.0) * 0.1;
         }
         params[layout.out_bias()] = 0.2;
-        let wdl = 0.4;
+        // A scale other than 400, so that a missing slope in the gradient shows.
+        let objective = Objective {
+            wdl: 0.4,
+            scale: 160.0,
+        };
         let mut scratch = Scratch::new(16);
         let mut grad = vec![0.0f32; layout.len()];
         error_and_gradient(
             &params,
             layout,
-            wdl,
+            objective,
             &batch,
             0..4,
             &mut scratch,
@@ -459,7 +493,7 @@ mod tests {
         );
         let error = |p: &[f32]| {
             let mut s = Scratch::new(16);
-            error_and_gradient(p, layout, wdl, &batch, 0..4, &mut s, None).0
+            error_and_gradient(p, layout, objective, &batch, 0..4, &mut s, None).0
         };
         let mut checked = 0;
         // First-layer rows of pieces on the boards, the biases, the output layer.
@@ -530,10 +564,14 @@ mod tests {
 
     #[test]
     fn targets_blend_and_need_their_labels() {
-        assert_eq!(target(1.0, i32::MIN, 1.0), Some(1.0));
-        assert_eq!(target(0.0, 0, f32::NAN), Some(0.5));
-        assert!((target(0.5, 400, 0.0).unwrap() - 0.5 * sigmoid(1.0)).abs() < 1e-7);
-        assert_eq!(target(0.5, i32::MIN, 1.0), None);
-        assert_eq!(target(0.5, 10, f32::NAN), None);
+        let at = |wdl, scale| Objective { wdl, scale };
+        assert_eq!(at(1.0, 400.0).target(i32::MIN, 1.0), Some(1.0));
+        assert_eq!(at(0.0, 400.0).target(0, f32::NAN), Some(0.5));
+        let blend = at(0.5, 400.0).target(400, 0.0).unwrap();
+        assert!((blend - 0.5 * sigmoid(1.0)).abs() < 1e-7);
+        let steeper = at(0.5, 160.0).target(400, 0.0).unwrap();
+        assert!((steeper - 0.5 * sigmoid(2.5)).abs() < 1e-7);
+        assert_eq!(at(0.5, 400.0).target(i32::MIN, 1.0), None);
+        assert_eq!(at(0.5, 400.0).target(10, f32::NAN), None);
     }
 }

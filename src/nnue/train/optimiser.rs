@@ -9,7 +9,7 @@
 
 use rayon::prelude::*;
 
-use super::model::{self, CLIP, Layout, Scratch};
+use super::model::{self, CLIP, Layout, Objective, Scratch};
 use crate::training::loader::Batch;
 
 /// Positions a gradient buffer sums: 8 slices for a batch of 16,384, so two threads share
@@ -61,15 +61,15 @@ impl State {
 /// Steps a [`State`] on batches, with the gradient buffers and scratch it reuses.
 pub struct Trainer {
     pub state: State,
-    pub wdl: f32,
+    pub objective: Objective,
     buffers: Vec<(Vec<f32>, Scratch)>,
 }
 
 impl Trainer {
-    pub fn new(state: State, wdl: f32) -> Trainer {
+    pub fn new(state: State, objective: Objective) -> Trainer {
         Trainer {
             state,
-            wdl,
+            objective,
             buffers: Vec::new(),
         }
     }
@@ -87,12 +87,12 @@ impl Trainer {
     /// Returns the batch's error sum and the positions it counted.
     pub fn step(&mut self, batch: &Batch, lr: f32) -> (f64, usize) {
         let slices = self.slices(batch.len);
-        let (layout, wdl) = (self.state.layout, self.wdl);
+        let (layout, objective) = (self.state.layout, self.objective);
         let params = &self.state.params;
         // The mean over the positions the batch has a target for; counted first so that
         // each slice can scale as it goes.
         let counted = (0..batch.len)
-            .filter(|&i| model::target(wdl, batch.score[i], batch.result[i]).is_some())
+            .filter(|&i| objective.target(batch.score[i], batch.result[i]).is_some())
             .count();
         if counted == 0 {
             return (0.0, 0);
@@ -107,7 +107,7 @@ impl Trainer {
                 model::error_and_gradient(
                     params,
                     layout,
-                    wdl,
+                    objective,
                     batch,
                     range,
                     scratch,
@@ -150,14 +150,14 @@ impl Trainer {
     /// The error sum of `batch` and the positions counted, without a step.
     pub fn error(&mut self, batch: &Batch) -> (f64, usize) {
         let slices = self.slices(batch.len);
-        let (layout, wdl) = (self.state.layout, self.wdl);
+        let (layout, objective) = (self.state.layout, self.objective);
         let params = &self.state.params;
         let sums: Vec<(f64, usize)> = self.buffers[..slices]
             .par_iter_mut()
             .enumerate()
             .map(|(s, (_, scratch))| {
                 let range = s * SLICE..((s + 1) * SLICE).min(batch.len);
-                model::error_and_gradient(params, layout, wdl, batch, range, scratch, None)
+                model::error_and_gradient(params, layout, objective, batch, range, scratch, None)
             })
             .collect();
         sums.into_iter()

@@ -12,12 +12,13 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use super::checkpoint::Checkpoint;
+use super::model::Objective;
 use super::optimiser::{State, Trainer, scheduled_lr};
 use crate::export::filters::Filter;
 use crate::training::loader::{Batch, Loader, LoaderConfig, ReadCounts};
 use crate::training::mix::{Input, Split};
 use crate::training::nnue::FeatureSet;
-use crate::training::tune::mix;
+use crate::training::tune::{KFit, fit_k, mix};
 
 /// What a run reads and how it trains.
 #[derive(Clone, Debug)]
@@ -28,6 +29,8 @@ pub struct RunConfig {
     pub hidden: usize,
     pub epochs: u64,
     pub wdl: f64,
+    /// The logistic's scale in centipawns (see `model`).
+    pub scale: f64,
     pub lr: f64,
     pub final_lr: f64,
     pub batch_size: usize,
@@ -232,7 +235,11 @@ pub fn train(
         }
         None => (State::new(config.hidden, config.seed), 0, (f64::NAN, None)),
     };
-    let mut trainer = Trainer::new(state, config.wdl as f32);
+    let objective = Objective {
+        wdl: config.wdl as f32,
+        scale: config.scale as f32,
+    };
+    let mut trainer = Trainer::new(state, objective);
     let mut reports = Vec::new();
     let (mut total_positions, mut total_seconds) = (0u64, 0.0f64);
     let mut held_counts = None;
@@ -348,4 +355,64 @@ pub fn held_out_loader(config: &RunConfig) -> Result<Loader, String> {
         last_counts: None,
     };
     Loader::start(stream.loader_config(Split::HeldOut(config.holdout), false, config.seed))
+}
+
+/// The logistic's scale (centipawns) at which the stored scores of the training positions
+/// best predict their results, with the fit it comes from: `tune`'s K (base 10, per 400
+/// centipawns) turned into the natural logistic's `sigmoid(cp / scale)`. One unfiltered
+/// pass in the inputs' order; positions without both labels do not count.
+pub fn fit_scale(config: &RunConfig) -> Result<(f64, KFit, u64), String> {
+    let stream = Stream {
+        config,
+        loader: None,
+        passes: 0,
+        batches_in_pass: 0,
+        last_counts: None,
+    };
+    let mut loader = Loader::start(stream.loader_config(stream.training_split(), false, 0))?;
+    let recycler = loader.recycler();
+    let mut samples = Vec::new();
+    for batch in loader.by_ref() {
+        let batch = batch?;
+        for i in 0..batch.len {
+            let (score, result) = (batch.score[i], batch.result[i]);
+            if score != crate::training::arrays::UNKNOWN_SCORE && !result.is_nan() {
+                samples.push((score as f64, result as f64));
+            }
+        }
+        recycler.give(batch.stm_features);
+        recycler.give(batch.nstm_features);
+    }
+    let counted = samples.len() as u64;
+    if counted == 0 {
+        return Err("no training position has both a score and a result".to_string());
+    }
+    let fit = fit_k(&samples).map_err(|e| {
+        format!("the scores of {counted} positions with a result do not fit the results: {e}")
+    })?;
+    Ok((scale_of_k(fit.k), fit, counted))
+}
+
+/// `1 / (1 + 10^(−K·cp/400)) = 1 / (1 + e^(−cp/scale))` with `scale = 400 / (K · ln 10)`.
+pub fn scale_of_k(k: f64) -> f64 {
+    crate::nnue::SCALE as f64 / (k * std::f64::consts::LN_10)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The natural logistic at `scale_of_k(K)` is tune's base-10 logistic at K.
+    #[test]
+    fn the_scale_is_tunes_k_in_natural_units() {
+        for k in [0.5, 1.0, 1.18, 2.0] {
+            let scale = scale_of_k(k);
+            for cp in [-700.0, -150.0, 0.0, 35.0, 420.0] {
+                let natural = 1.0 / (1.0 + (-cp / scale).exp());
+                let tune = crate::training::tune::sigmoid(k, cp);
+                assert!((natural - tune).abs() < 1e-12, "K {k} cp {cp}");
+            }
+        }
+        assert!((scale_of_k(1.0) - 173.72).abs() < 0.01);
+    }
 }
