@@ -39,7 +39,7 @@ fn eval_file_and_use_nnue_switch_the_search_to_the_network() {
     let lines = engine.until("uciok");
     for option in [
         "option name EvalFile type string default <empty>",
-        "option name Use NNUE type check default",
+        "option name Use NNUE type check default true",
     ] {
         assert!(lines.iter().any(|l| l.starts_with(option)), "{option}");
     }

@@ -26,8 +26,9 @@ const MAX_HASH_MB: usize = 65_536;
 const MAX_MULTIPV: usize = 256;
 const MAX_MOVE_OVERHEAD: u64 = 5_000;
 const MAX_NODES_PER_MS: u64 = 100_000;
-/// `Use NNUE` until games show the network wins.
-const USE_NNUE_DEFAULT: bool = false;
+/// `Use NNUE`: the compiled-in network won its SPRT against the terms at 10 s + 0.1 s
+/// (nets/default.md), so the engine plays with it unless told otherwise.
+const USE_NNUE_DEFAULT: bool = true;
 
 /// Runs the loop on standard input and output until `quit` or the end of input.
 pub fn run() {
