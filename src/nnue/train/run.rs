@@ -105,7 +105,17 @@ enum Next {
     EndOfPass,
 }
 
-impl Stream<'_> {
+impl<'a> Stream<'a> {
+    fn new(config: &'a RunConfig) -> Stream<'a> {
+        Stream {
+            config,
+            loader: None,
+            passes: 0,
+            batches_in_pass: 0,
+            last_counts: None,
+        }
+    }
+
     fn loader_config(&self, split: Split, shuffle: bool, seed: u64) -> LoaderConfig {
         let c = self.config;
         LoaderConfig {
@@ -221,13 +231,7 @@ pub fn train(
     pool: &rayon::ThreadPool,
     observer: &mut dyn Observer,
 ) -> Result<Outcome, String> {
-    let mut stream = Stream {
-        config,
-        loader: None,
-        passes: 0,
-        batches_in_pass: 0,
-        last_counts: None,
-    };
+    let mut stream = Stream::new(config);
     let (state, first_epoch, mut last_losses) = match start {
         Some(c) => {
             stream.resume(c.passes, c.batches_in_pass)?;
@@ -347,28 +351,17 @@ fn held_out_loss(
 
 /// A pass over the held-out positions, in the inputs' order.
 pub fn held_out_loader(config: &RunConfig) -> Result<Loader, String> {
-    let stream = Stream {
-        config,
-        loader: None,
-        passes: 0,
-        batches_in_pass: 0,
-        last_counts: None,
-    };
+    let stream = Stream::new(config);
     Loader::start(stream.loader_config(Split::HeldOut(config.holdout), false, config.seed))
 }
 
 /// The logistic's scale (centipawns) at which the stored scores of the training positions
 /// best predict their results, with the fit it comes from: `tune`'s K (base 10, per 400
-/// centipawns) turned into the natural logistic's `sigmoid(cp / scale)`. One unfiltered
-/// pass in the inputs' order; positions without both labels do not count.
+/// centipawns) turned into the natural logistic's `sigmoid(cp / scale)`. One pass over the
+/// training split in the inputs' order, through the run's filters; positions without both
+/// labels do not count.
 pub fn fit_scale(config: &RunConfig) -> Result<(f64, KFit, u64), String> {
-    let stream = Stream {
-        config,
-        loader: None,
-        passes: 0,
-        batches_in_pass: 0,
-        last_counts: None,
-    };
+    let stream = Stream::new(config);
     let mut loader = Loader::start(stream.loader_config(stream.training_split(), false, 0))?;
     let recycler = loader.recycler();
     let mut samples = Vec::new();
