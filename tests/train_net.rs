@@ -361,11 +361,19 @@ fn the_logistic_scale_is_fitted_to_the_results() {
         net.provenance()
     );
 
-    let stderr = train(db, out, &["--epochs", "1", "--scale", "400"]);
+    let fitted = net.checksum();
+    let stderr = train(
+        db,
+        out,
+        &["--epochs", "1", "--wdl", "0.5", "--scale", "400"],
+    );
     assert!(
         stderr.contains("train-net: logistic scale 400 (given)"),
         "{stderr}"
     );
+    // The scale reaches the loss: the same seed and data at another scale give another net.
+    let given = Network::load(Path::new(out)).expect("loads").checksum();
+    assert_ne!(fitted, given);
     let error = fails(&["train-net", db, "-o", out, "--scale", "wide"]);
     assert!(error.contains("neither `fit` nor a number"), "{error}");
 }

@@ -16,8 +16,8 @@
 //! S, the logistic's scale, is one unit for both halves of the blend: `train-net` fits it to
 //! the data (the scale at which the stored scores best predict the results, as `tune` fits
 //! K), so that mixing in results does not stretch the net's centipawns away from the
-//! scores'. Bullet's examples use 400 for Stockfish-scaled data; pawnstorm's scores predict
-//! results at about 160.
+//! scores'. Bullet's examples use 400 for Stockfish-scaled data; pawnstorm's self-play
+//! scores predict results at about 147.
 
 use wide::f32x16;
 

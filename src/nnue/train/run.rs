@@ -18,7 +18,8 @@ use crate::export::filters::Filter;
 use crate::training::loader::{Batch, Loader, LoaderConfig, ReadCounts};
 use crate::training::mix::{Input, Split};
 use crate::training::nnue::FeatureSet;
-use crate::training::tune::{KFit, fit_k, mix};
+use crate::training::tune::model::LN10_OVER_400;
+use crate::training::tune::{KFit, TuneError, fit_k, mix};
 
 /// What a run reads and how it trains.
 #[derive(Clone, Debug)]
@@ -380,15 +381,26 @@ pub fn fit_scale(config: &RunConfig) -> Result<(f64, KFit, u64), String> {
     if counted == 0 {
         return Err("no training position has both a score and a result".to_string());
     }
+    // tune's own wording of these errors points at its --k, which train-net has not.
     let fit = fit_k(&samples).map_err(|e| {
-        format!("the scores of {counted} positions with a result do not fit the results: {e}")
+        let why = match e {
+            TuneError::KAtBoundary { k, .. } => {
+                format!("the best K, {k:.3}, lies at the edge of the search range")
+            }
+            TuneError::KFlat { loss, baseline } => format!(
+                "the results do not depend on the scores (mean squared error {loss:.6} at \
+                 the best K, {baseline:.6} predicting a draw everywhere)"
+            ),
+            other => other.to_string(),
+        };
+        format!("the scores of {counted} positions with a result do not fit the results: {why}")
     })?;
     Ok((scale_of_k(fit.k), fit, counted))
 }
 
 /// `1 / (1 + 10^(−K·cp/400)) = 1 / (1 + e^(−cp/scale))` with `scale = 400 / (K · ln 10)`.
 pub fn scale_of_k(k: f64) -> f64 {
-    crate::nnue::SCALE as f64 / (k * std::f64::consts::LN_10)
+    1.0 / (k * LN10_OVER_400)
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ use super::data::{Positions, Row};
 use crate::eval::endgame::{MAX_PHASE, SCALE_NORMAL};
 
 /// `ln 10 / 400`: `10^(-x / 400) = e^(-x ln 10 / 400)`.
-const LN10_OVER_400: f64 = std::f64::consts::LN_10 / 400.0;
+pub const LN10_OVER_400: f64 = std::f64::consts::LN_10 / 400.0;
 
 /// The range searched for K. K = 1 maps 400 centipawns to 10:1 odds; at 0.02 that takes
 /// 200 pawns, at 50 eight centipawns: a fit at either end means the evaluation and the
