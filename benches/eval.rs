@@ -20,11 +20,8 @@ fn batch(c: &mut Criterion) {
     group.sample_size(10);
     group.throughput(Throughput::Elements(db.len()));
     let mut out = vec![0i32; n];
-    for (name, path) in [
-        ("scalar", Path::Scalar),
-        ("4_lanes", Path::Simd4),
-        ("8_lanes", Path::Simd8),
-    ] {
+    for path in Path::every() {
+        let name = format!("{}_x{}", path.level().name(), path.lanes());
         group.bench_function(BenchmarkId::new("one_thread", name), |b| {
             b.iter(|| {
                 for i in 0..db.block_count() {
@@ -40,8 +37,8 @@ fn batch(c: &mut Criterion) {
             .num_threads(threads)
             .build()
             .expect("pool");
-        group.bench_function(BenchmarkId::new("8_lanes_threads", threads), |b| {
-            b.iter(|| pool.install(|| black_box(db_scores(&db, Path::Simd8, prepared))))
+        group.bench_function(BenchmarkId::new("native_threads", threads), |b| {
+            b.iter(|| pool.install(|| black_box(db_scores(&db, Path::native(), prepared))))
         });
     }
     group.finish();

@@ -5,8 +5,8 @@ use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use pawnstorm::eval::features::{self, COLUMNS, Path};
+use pawnstorm_kernels::simd::{LanesFn, dispatch};
 use pawnstorm_kernels::{Color, Lanes, geometry, pawns};
-use wide::{u64x4, u64x8};
 
 mod common;
 
@@ -17,11 +17,7 @@ fn masks_pass(c: &mut Criterion) {
     group.sample_size(10);
     group.throughput(Throughput::Elements(db.len()));
     let mut out = vec![0u64; COLUMNS * n];
-    for (name, path) in [
-        ("scalar", Path::Scalar),
-        ("4_lanes", Path::Simd4),
-        ("8_lanes", Path::Simd8),
-    ] {
+    for (name, path) in named_paths() {
         group.bench_function(BenchmarkId::new("one_thread", name), |b| {
             b.iter(|| {
                 for i in 0..db.block_count() {
@@ -39,11 +35,7 @@ fn masks_pass(c: &mut Criterion) {
             .num_threads(threads)
             .build()
             .expect("pool");
-        for (name, path) in [
-            ("scalar", Path::Scalar),
-            ("4_lanes", Path::Simd4),
-            ("8_lanes", Path::Simd8),
-        ] {
+        for (name, path) in named_paths() {
             group.bench_function(BenchmarkId::new(format!("{name}_threads"), threads), |b| {
                 b.iter(|| {
                     pool.install(|| {
@@ -88,69 +80,98 @@ fn columns(count: usize) -> [Vec<u64>; 4] {
     [(); 4].map(|_| (0..count).map(|_| next() & next() & pawns_mask).collect())
 }
 
-fn kernel<L: Lanes>(c: &mut Criterion, name: &str, data: &[Vec<u64>; 4]) {
-    let count = data[0].len();
-    let mut group = c.benchmark_group(format!("kernel/{name}"));
-    group.throughput(Throughput::Elements(count as u64));
-    let load = |column: &Vec<u64>, i: usize| L::load(&column[i..]);
-    group.bench_function("structure", |b| {
-        b.iter(|| {
-            let mut acc = L::splat(0);
-            for i in (0..count).step_by(L::WIDTH) {
-                let s = pawns::structure(Color::White, load(&data[0], i), load(&data[1], i));
-                acc = acc ^ s.passed ^ s.backward ^ s.doubled ^ s.isolated ^ s.chain_base;
-            }
-            black_box(acc)
+/// Every path this CPU has, named for criterion: `scalar` (one lane at the CPU's level),
+/// then `avx2_x4`, `avx512_x8` and so on.
+fn named_paths() -> Vec<(String, Path)> {
+    Path::every()
+        .into_iter()
+        .filter(|p| p.lanes() > 1 || p.level() == Path::native().level())
+        .map(|p| {
+            let name = if p.lanes() == 1 {
+                "scalar".to_string()
+            } else {
+                format!("{}_x{}", p.level().name(), p.lanes())
+            };
+            (name, p)
         })
-    });
-    group.bench_function("passed_detail", |b| {
-        b.iter(|| {
-            let mut acc = L::splat(0);
-            for i in (0..count).step_by(L::WIDTH) {
-                let d = pawns::passed_detail(
-                    Color::White,
-                    load(&data[0], i),
-                    load(&data[1], i) | load(&data[2], i),
-                    load(&data[2], i),
-                    load(&data[3], i),
-                );
-                acc = acc ^ d.blocked ^ d.free_path ^ d.own_rook_behind ^ d.enemy_rook_behind;
-            }
-            black_box(acc)
-        })
-    });
-    group.bench_function("king_distance_sum", |b| {
-        b.iter(|| {
-            let mut acc = L::splat(0);
-            for i in (0..count).step_by(L::WIDTH) {
-                let king = load(&data[2], i) & L::splat(1 << 28);
-                acc = acc.add(geometry::king_distance_sum(load(&data[0], i), king));
-            }
-            black_box(acc)
-        })
-    });
-    group.bench_function("pawn_moves", |b| {
-        b.iter(|| {
-            let mut acc = L::splat(0);
-            for i in (0..count).step_by(L::WIDTH) {
-                let (own, empty) = (load(&data[0], i), !load(&data[1], i));
-                acc = acc
-                    ^ pawns::single_pushes(Color::White, own, empty)
-                    ^ pawns::double_pushes(Color::White, own, empty)
-                    ^ pawns::captures_west(Color::White, own, load(&data[3], i))
-                    ^ pawns::captures_east(Color::White, own, load(&data[3], i));
-            }
-            black_box(acc)
-        })
-    });
-    group.finish();
+        .collect()
+}
+
+#[derive(Clone, Copy)]
+enum Kernel {
+    Structure,
+    PassedDetail,
+    KingDistanceSum,
+    PawnMoves,
+}
+
+/// One pass of a kernel over the columns, on the dispatched lanes.
+#[derive(Clone, Copy)]
+struct Pass<'a> {
+    kernel: Kernel,
+    data: &'a [Vec<u64>; 4],
+}
+
+impl LanesFn for Pass<'_> {
+    type Output = [u64; 8];
+    #[inline(always)]
+    fn call<L: Lanes>(self) -> [u64; 8] {
+        let data = self.data;
+        let count = data[0].len();
+        let load = |column: &Vec<u64>, i: usize| L::load(&column[i..]);
+        let mut acc = L::splat(0);
+        for i in (0..count).step_by(L::WIDTH) {
+            acc = match self.kernel {
+                Kernel::Structure => {
+                    let s = pawns::structure(Color::White, load(&data[0], i), load(&data[1], i));
+                    acc ^ s.passed ^ s.backward ^ s.doubled ^ s.isolated ^ s.chain_base
+                }
+                Kernel::PassedDetail => {
+                    let d = pawns::passed_detail(
+                        Color::White,
+                        load(&data[0], i),
+                        load(&data[1], i) | load(&data[2], i),
+                        load(&data[2], i),
+                        load(&data[3], i),
+                    );
+                    acc ^ d.blocked ^ d.free_path ^ d.own_rook_behind ^ d.enemy_rook_behind
+                }
+                Kernel::KingDistanceSum => {
+                    let king = load(&data[2], i) & L::splat(1 << 28);
+                    acc.add(geometry::king_distance_sum(load(&data[0], i), king))
+                }
+                Kernel::PawnMoves => {
+                    let (own, empty) = (load(&data[0], i), !load(&data[1], i));
+                    acc ^ pawns::single_pushes(Color::White, own, empty)
+                        ^ pawns::double_pushes(Color::White, own, empty)
+                        ^ pawns::captures_west(Color::White, own, load(&data[3], i))
+                        ^ pawns::captures_east(Color::White, own, load(&data[3], i))
+                }
+            };
+        }
+        acc.to_array()
+    }
 }
 
 fn kernels(c: &mut Criterion) {
     let data = columns(1 << 16);
-    kernel::<u64>(c, "scalar", &data);
-    kernel::<u64x4>(c, "4_lanes", &data);
-    kernel::<u64x8>(c, "8_lanes", &data);
+    for (name, path) in named_paths() {
+        let mut group = c.benchmark_group(format!("kernel/{name}"));
+        group.throughput(Throughput::Elements(data[0].len() as u64));
+        for (label, kernel) in [
+            ("structure", Kernel::Structure),
+            ("passed_detail", Kernel::PassedDetail),
+            ("king_distance_sum", Kernel::KingDistanceSum),
+            ("pawn_moves", Kernel::PawnMoves),
+        ] {
+            let pass = Pass {
+                kernel,
+                data: &data,
+            };
+            group.bench_function(label, |b| b.iter(|| black_box(dispatch(path, pass))));
+        }
+        group.finish();
+    }
 }
 
 criterion_group!(benches, masks_pass, kernels);

@@ -28,7 +28,7 @@ fn pool(threads: usize) -> rayon::ThreadPool {
 }
 
 fn paths() -> [(&'static str, Path); 2] {
-    [("simd", Path::native()), ("scalar", Path::Scalar)]
+    [("simd", Path::native()), ("scalar", Path::scalar())]
 }
 
 /// Writes a table of `source` to `out` the way the commands do; returns the file's size.

@@ -11,6 +11,7 @@ use std::hint::black_box;
 use pawnstorm::db::{Columns, Database, DbWriter};
 use pawnstorm::eval::features::{self, Path};
 use pawnstorm::position::labels::parse_line;
+use pawnstorm_kernels::simd::Width;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -35,9 +36,9 @@ fn main() {
     }
     let db = Database::open(db_path).expect("open");
     let path = match path.as_str() {
-        "scalar" => Path::Scalar,
-        "4" => Path::Simd4,
-        "8" => Path::Simd8,
+        "scalar" => Path::scalar(),
+        "4" => Path::new(Path::native().level(), Width::Four).expect("the process's level"),
+        "8" => Path::new(Path::native().level(), Width::Eight).expect("the process's level"),
         other => panic!("unknown path {other}"),
     };
     let pool = rayon::ThreadPoolBuilder::new()

@@ -249,7 +249,7 @@ pub fn check_paths_agree(prepared: &Prepared, positions: &[Position]) {
         ply: None,
         u16_labels: [None; crate::db::U16_LABEL_COUNT],
     };
-    for lanes in [Lanes::Scalar, Lanes::Simd4, Lanes::Simd8] {
+    for lanes in Lanes::every() {
         let mut scores = vec![0i32; ROWS];
         rows_scores(lanes, prepared, &block, 0..ROWS, &mut scores);
         for (i, score) in scores.iter().enumerate() {

@@ -146,7 +146,7 @@ fn scalar_equals_batch_on_every_width_and_with_the_pawn_table() {
     let prepared = default_weights();
 
     let expected: Vec<i32> = positions.iter().map(evaluate).collect();
-    for batch_path in [Path::Scalar, Path::Simd4, Path::Simd8] {
+    for batch_path in Path::every() {
         let scores = db_scores(&db, batch_path, prepared).unwrap();
         let mismatches: Vec<usize> = (0..positions.len())
             .filter(|&i| scores[i] != expected[i])
@@ -178,27 +178,29 @@ fn scalar_equals_batch_on_every_width_and_with_the_pawn_table() {
 
     // The breakdown's score column and terms agree with the scalar breakdown.
     let block = db.block(0).unwrap();
-    let mut rows = vec![0i32; 4096 * BREAKDOWN_WIDTH];
-    rows_breakdown(Path::Simd8, prepared, &block, 0..4096, &mut rows);
-    for (i, p) in positions.iter().enumerate().take(4096) {
-        let row = &rows[i * BREAKDOWN_WIDTH..][..BREAKDOWN_WIDTH];
-        assert_eq!(row[0], expected[i]);
-        let scalar = breakdown(prepared, p);
-        assert_eq!(scalar.finished.score, expected[i]);
-        for term in Term::ALL {
-            let t = term as usize;
-            assert_eq!(
-                row[4 + 3 * t],
-                scalar.mg[t],
-                "{term:?} mg of {}",
-                p.to_fen()
-            );
-            assert_eq!(
-                row[5 + 3 * t],
-                scalar.eg[t],
-                "{term:?} eg of {}",
-                p.to_fen()
-            );
+    for path in Path::every() {
+        let mut rows = vec![0i32; 4096 * BREAKDOWN_WIDTH];
+        rows_breakdown(path, prepared, &block, 0..4096, &mut rows);
+        for (i, p) in positions.iter().enumerate().take(4096) {
+            let row = &rows[i * BREAKDOWN_WIDTH..][..BREAKDOWN_WIDTH];
+            assert_eq!(row[0], expected[i]);
+            let scalar = breakdown(prepared, p);
+            assert_eq!(scalar.finished.score, expected[i]);
+            for term in Term::ALL {
+                let t = term as usize;
+                assert_eq!(
+                    row[4 + 3 * t],
+                    scalar.mg[t],
+                    "{path:?}: {term:?} mg of {}",
+                    p.to_fen()
+                );
+                assert_eq!(
+                    row[5 + 3 * t],
+                    scalar.eg[t],
+                    "{path:?}: {term:?} eg of {}",
+                    p.to_fen()
+                );
+            }
         }
     }
 }

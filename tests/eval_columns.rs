@@ -28,7 +28,7 @@ fn runs_of_columns_and_fens_score_as_the_db_pass() {
     let dir = tempfile::tempdir().unwrap();
     let db = fixture_db(dir.path());
     let prepared = default_weights();
-    for path in [Path::Scalar, Path::native()] {
+    for path in [Path::scalar(), Path::native()] {
         let expected = db_scores(&db, path, prepared).unwrap();
         // Every block cut into runs of 1, 7, 9, 4095 ... rows: tails past multiples of 8.
         let blocks: Vec<_> = (0..db.block_count())

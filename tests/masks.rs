@@ -7,8 +7,8 @@ use pawnstorm::eval::features::{self, COLUMNS, position_features};
 use pawnstorm::position::fen::parse_fen;
 use pawnstorm::{Color, PieceType, Position};
 use pawnstorm_kernels::Lanes;
+use pawnstorm_kernels::simd::{LanesFn, Path, dispatch};
 use pawnstorm_kernels::{geometry, pawns};
-use wide::{u64x4, u64x8};
 
 use common::{Rng, board_fen, read_fixture};
 
@@ -168,8 +168,6 @@ fn kernel_features<L: Lanes>(positions: &[Position]) -> Vec<[u64; COLUMNS]> {
 
 fn check_all_widths(positions: &[Position]) {
     let scalar = kernel_features::<u64>(positions);
-    let x4 = kernel_features::<u64x4>(positions);
-    let x8 = kernel_features::<u64x8>(positions);
     let names = features::column_names();
     for (i, position) in positions.iter().enumerate() {
         let expected = reference_features(position);
@@ -182,8 +180,35 @@ fn check_all_widths(positions: &[Position]) {
                 names[c]
             );
         }
-        assert_eq!(x4[i], scalar[i], "{}: 4 lanes vs 1", position.to_fen());
-        assert_eq!(x8[i], scalar[i], "{}: 8 lanes vs 1", position.to_fen());
+    }
+    for path in Path::every() {
+        let lanes = dispatch(path, KernelFeatures(positions));
+        for (i, position) in positions.iter().enumerate() {
+            assert_eq!(
+                lanes[i],
+                scalar[i],
+                "{}: {path:?} vs 1 lane",
+                position.to_fen()
+            );
+        }
+    }
+}
+
+struct KernelFeatures<'a>(&'a [Position]);
+impl LanesFn for KernelFeatures<'_> {
+    type Output = Vec<[u64; COLUMNS]>;
+    #[inline(always)]
+    fn call<L: Lanes>(self) -> Self::Output {
+        kernel_features::<L>(self.0)
+    }
+}
+
+struct LanesAgree<'a>(&'a [[u64; 3]]);
+impl LanesFn for LanesAgree<'_> {
+    type Output = ();
+    #[inline(always)]
+    fn call<L: Lanes>(self) {
+        lanes_agree::<L>(self.0)
     }
 }
 
@@ -197,7 +222,7 @@ fn fixture_masks_match_the_expected_file() {
     let mut lines = expected_text.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
     let names = features::column_names();
-    let computed = kernel_features::<u64x8>(&positions);
+    let computed = dispatch(Path::native(), KernelFeatures(&positions));
     let mut checked = 0;
     for line in lines {
         let values: Vec<u64> = line.split(',').map(|v| v.parse().unwrap()).collect();
@@ -466,8 +491,9 @@ fn every_kernel_gives_the_same_on_every_lane_width() {
         }
     }
     inputs.truncate(inputs.len() / 8 * 8);
-    lanes_agree::<u64x4>(&inputs);
-    lanes_agree::<u64x8>(&inputs);
+    for path in Path::every() {
+        dispatch(path, LanesAgree(&inputs));
+    }
 }
 
 /// The batch drivers over a DB of the fixture positions, in blocks of 256 rows: whole
@@ -497,12 +523,7 @@ fn batch_drivers_match_position_features_on_any_range() {
     writer.finish().unwrap();
     let db = Database::open(&path).unwrap();
     let expected: Vec<[u64; COLUMNS]> = kernel_features::<u64>(&positions);
-    let paths = [
-        features::Path::Scalar,
-        features::Path::Simd4,
-        features::Path::Simd8,
-    ];
-    for path in paths {
+    for path in features::Path::every() {
         for index in 0..db.block_count() {
             let block = db.block(index).unwrap();
             for rows in [0..256, 8..72, 64..128, 0..200, 136..256, 248..256] {

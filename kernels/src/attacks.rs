@@ -3,11 +3,12 @@
 //! squares.
 //!
 //! Sliding attacks use "fancy" magic bitboards: the occupancy of a square's relevant rays,
-//! multiplied by a constant, indexes that square's slice of one shared table. Where the
-//! build targets BMI2 the index is `pext(occupancy, mask)` instead; on CPUs with fast
-//! PEXT (Intel since Haswell, AMD since Zen 3) that saves a multiply and a load, while on
-//! Zen 1/2 PEXT is microcoded and slow, so such builds should leave BMI2 off. Both paths
-//! fill the table from the same ray walk and are checked against it in the tests.
+//! multiplied by a constant, indexes that square's slice of one shared table. Where the CPU
+//! runs BMI2's PEXT in hardware (Intel since Haswell, AMD since Zen 3: see
+//! [`crate::simd::Cpu::fast_pext`]) the index is `pext(occupancy, mask)` instead, which
+//! saves a multiply and a load; on Zen 1/2 PEXT is microcoded and slow. The choice is made
+//! once, at run time, when the table is built (a build for any x86-64 CPU has both paths).
+//! Both fill the table from the same ray walk and are checked against it in the tests.
 //!
 //! The leaper tables are computed at compile time; the sliding table (about 840 KiB) and
 //! the between and line tables are built on first use.
@@ -169,7 +170,6 @@ static PAIRS: LazyLock<Box<PairTables>> = LazyLock::new(|| {
 
 /// Magic multipliers found by a seeded search (each verified collision-free when the table
 /// is built): one per square, for the relevant occupancy of that square's rays.
-#[cfg_attr(all(target_arch = "x86_64", target_feature = "bmi2"), allow(dead_code))]
 const ROOK_MAGICS: [u64; 64] = [
     0x008000908064c000,
     0x0040200040001000,
@@ -237,7 +237,6 @@ const ROOK_MAGICS: [u64; 64] = [
     0x0000019025040042,
 ];
 
-#[cfg_attr(all(target_arch = "x86_64", target_feature = "bmi2"), allow(dead_code))]
 const BISHOP_MAGICS: [u64; 64] = [
     0x0045010808008680,
     0x2002080204004898,
@@ -309,33 +308,57 @@ const BISHOP_MAGICS: [u64; 64] = [
 #[derive(Clone, Copy, Default)]
 struct SliderSquare {
     mask: u64,
-    #[cfg_attr(all(target_arch = "x86_64", target_feature = "bmi2"), allow(dead_code))]
     magic: u64,
-    #[cfg_attr(all(target_arch = "x86_64", target_feature = "bmi2"), allow(dead_code))]
     shift: u32,
     offset: u32,
 }
 
 impl SliderSquare {
+    /// The slot of `occupied`'s attacks: by PEXT if `pext` (the tables were built so, on a
+    /// CPU with fast PEXT), by the magic multiply otherwise.
     #[inline(always)]
-    fn index(&self, occupied: u64) -> usize {
-        #[cfg(all(target_arch = "x86_64", target_feature = "bmi2"))]
-        {
-            // SAFETY: the cfg guarantees the build targets CPUs with BMI2.
-            let index = unsafe { std::arch::x86_64::_pext_u64(occupied, self.mask) };
-            self.offset as usize + index as usize
-        }
-        #[cfg(not(all(target_arch = "x86_64", target_feature = "bmi2")))]
-        {
-            let index = (occupied & self.mask).wrapping_mul(self.magic) >> self.shift;
-            self.offset as usize + index as usize
-        }
+    fn index(&self, occupied: u64, pext: bool) -> usize {
+        let index = if pext {
+            pext_u64(occupied, self.mask)
+        } else {
+            (occupied & self.mask).wrapping_mul(self.magic) >> self.shift
+        };
+        self.offset as usize + index as usize
     }
+}
+
+/// BMI2's PEXT, as one instruction whatever the build targets. Inline assembly rather than
+/// the intrinsic: the intrinsic only inlines into functions compiled for BMI2, and the
+/// search that calls this is compiled for any x86-64.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn pext_u64(value: u64, mask: u64) -> u64 {
+    let out: u64;
+    // SAFETY: only called where `SliderTables::pext` is set, which `fast_pext` allows only
+    // on CPUs with BMI2; the instruction reads two registers and writes one.
+    unsafe {
+        std::arch::asm!(
+            "pext {out}, {value}, {mask}",
+            value = in(reg) value,
+            mask = in(reg) mask,
+            out = lateout(reg) out,
+            options(pure, nomem, nostack, preserves_flags)
+        );
+    }
+    out
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn pext_u64(_value: u64, _mask: u64) -> u64 {
+    unreachable!("PEXT is only chosen on x86-64")
 }
 
 struct SliderTables {
     rook: [SliderSquare; 64],
     bishop: [SliderSquare; 64],
+    /// Whether the slices are indexed by PEXT (else by magics).
+    pext: bool,
     attacks: Box<[u64]>,
 }
 
@@ -346,6 +369,7 @@ fn fill_slider(
     magics: &[u64; 64],
     directions: &[(i8, i8); 4],
     attacks: &mut Vec<u64>,
+    pext: bool,
 ) {
     for sq in 0..64u8 {
         let mask = relevant_mask(sq, directions);
@@ -361,7 +385,7 @@ fn fill_slider(
         let mut filled = vec![false; 1 << bits];
         let mut subset = 0u64;
         loop {
-            let index = entry.index(subset);
+            let index = entry.index(subset, pext);
             let expected = ray_attacks(sq, subset, directions);
             let slot = &mut attacks[index];
             assert!(
@@ -379,23 +403,39 @@ fn fill_slider(
     }
 }
 
-static SLIDERS: LazyLock<SliderTables> = LazyLock::new(|| {
+static SLIDERS: LazyLock<SliderTables> =
+    LazyLock::new(|| slider_tables(crate::simd::cpu().fast_pext));
+
+fn slider_tables(pext: bool) -> SliderTables {
     let mut attacks = Vec::with_capacity(102_400 + 5_248);
     let mut rook = [SliderSquare::default(); 64];
     let mut bishop = [SliderSquare::default(); 64];
-    fill_slider(&mut rook, &ROOK_MAGICS, &ROOK_DIRECTIONS, &mut attacks);
+    fill_slider(
+        &mut rook,
+        &ROOK_MAGICS,
+        &ROOK_DIRECTIONS,
+        &mut attacks,
+        pext,
+    );
     fill_slider(
         &mut bishop,
         &BISHOP_MAGICS,
         &BISHOP_DIRECTIONS,
         &mut attacks,
+        pext,
     );
     SliderTables {
         rook,
         bishop,
+        pext,
         attacks: attacks.into_boxed_slice(),
     }
-});
+}
+
+/// How sliding attacks are indexed in this process: `"pext"` or `"magics"`.
+pub fn slider_index() -> &'static str {
+    if SLIDERS.pext { "pext" } else { "magics" }
+}
 
 /// Builds the run-time tables now rather than on the first lookup (e.g. before timing).
 pub fn init() {
@@ -426,7 +466,7 @@ pub fn pawn_attacks(color: Color, sq: Square) -> Bitboard {
 pub fn rook_attacks(sq: Square, occupied: Bitboard) -> Bitboard {
     let tables = &*SLIDERS;
     let entry = &tables.rook[sq.index() as usize];
-    Bitboard(tables.attacks[entry.index(occupied.0)])
+    Bitboard(tables.attacks[entry.index(occupied.0, tables.pext)])
 }
 
 /// Squares a bishop on `sq` attacks given the `occupied` squares (blockers included).
@@ -434,7 +474,7 @@ pub fn rook_attacks(sq: Square, occupied: Bitboard) -> Bitboard {
 pub fn bishop_attacks(sq: Square, occupied: Bitboard) -> Bitboard {
     let tables = &*SLIDERS;
     let entry = &tables.bishop[sq.index() as usize];
-    Bitboard(tables.attacks[entry.index(occupied.0)])
+    Bitboard(tables.attacks[entry.index(occupied.0, tables.pext)])
 }
 
 /// Squares a queen on `sq` attacks given the `occupied` squares (blockers included).
@@ -522,6 +562,30 @@ mod tests {
                     bishop_attacks(square, occupied),
                     bishop_attacks_slow(square, occupied)
                 );
+            }
+        }
+    }
+
+    /// Both ways of indexing (magics always; PEXT where this CPU has BMI2), whichever this
+    /// process chose, against the ray walk.
+    #[test]
+    fn both_slider_indexings_equal_the_ray_walk() {
+        #[cfg(target_arch = "x86_64")]
+        let bmi2 = std::arch::is_x86_feature_detected!("bmi2");
+        #[cfg(not(target_arch = "x86_64"))]
+        let bmi2 = false;
+        for pext in [false, true].into_iter().filter(|&p| !p || bmi2) {
+            let tables = slider_tables(pext);
+            for occupied in occupancies().step_by(3) {
+                for square in Square::all() {
+                    let at = |entry: &SliderSquare| tables.attacks[entry.index(occupied.0, pext)];
+                    let i = square.index() as usize;
+                    assert_eq!(at(&tables.rook[i]), rook_attacks_slow(square, occupied).0);
+                    assert_eq!(
+                        at(&tables.bishop[i]),
+                        bishop_attacks_slow(square, occupied).0
+                    );
+                }
             }
         }
     }

@@ -53,9 +53,9 @@ impl Bitboard {
         self.0 == 0
     }
     /// The number of squares in the set.
-    #[inline]
-    pub const fn count(self) -> u32 {
-        self.0.count_ones()
+    #[inline(always)]
+    pub fn count(self) -> u32 {
+        crate::simd::popcount(self.0)
     }
     /// The lowest square of the set, if any.
     #[inline]

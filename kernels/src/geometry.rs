@@ -290,7 +290,7 @@ pub fn distance_sum<L: Lanes>(set: L, planes: &[L; 3]) -> L {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wide::u64x8;
+    use crate::simd::{LanesFn, Path, dispatch};
 
     fn chebyshev(a: u32, b: u32) -> u64 {
         let file = (a % 8).abs_diff(b % 8);
@@ -322,11 +322,9 @@ mod tests {
             }
             assert_eq!(king_distance_planes(k), planes, "king on {king}");
             let sets: [u64; 8] = std::array::from_fn(|_| next());
-            let lanes = distance_sum(
-                u64x8::new(sets),
-                &distance_planes(&king_reach(u64x8::splat(k))),
-            );
-            assert_eq!(lanes.to_array(), sets.map(|s| distance_sum(s, &planes)));
+            for path in Path::every() {
+                dispatch(path, DistanceOnLanes { sets, king: k });
+            }
         }
     }
 
@@ -334,22 +332,46 @@ mod tests {
     /// across lanes.
     #[test]
     fn king_distance_planes_on_lanes() {
-        use wide::u64x4;
-        let kings: Vec<u64> = (0..64).map(|s| 1u64 << s).chain([0, 0, 0, 0]).collect();
         assert_eq!(
             king_distance_planes(0u64),
             distance_planes(&king_reach(0u64))
         );
-        for start in 0..kings.len() - 8 {
-            let lanes: [u64; 8] = std::array::from_fn(|i| kings[(start + 3 * i) % kings.len()]);
-            let expected = lanes.map(|k| distance_planes(&king_reach(k)));
-            let x8 = king_distance_planes(u64x8::new(lanes));
-            let x4 = king_distance_planes(u64x4::load(&lanes));
-            for (i, planes) in expected.iter().enumerate() {
-                for b in 0..3 {
-                    assert_eq!(x8[b].to_array()[i], planes[b]);
-                    if i < 4 {
-                        assert_eq!(x4[b].to_array()[i], planes[b]);
+        for path in Path::every() {
+            dispatch(path, PlanesOnLanes);
+        }
+    }
+
+    struct DistanceOnLanes {
+        sets: [u64; 8],
+        king: u64,
+    }
+    impl LanesFn for DistanceOnLanes {
+        type Output = ();
+        #[inline(always)]
+        fn call<L: Lanes>(self) {
+            let planes = distance_planes(&king_reach(self.king));
+            let lanes = distance_sum(
+                L::load(&self.sets),
+                &distance_planes(&king_reach(L::splat(self.king))),
+            );
+            let expected = self.sets.map(|s| distance_sum(s, &planes));
+            assert_eq!(lanes.to_array()[..L::WIDTH], expected[..L::WIDTH]);
+        }
+    }
+
+    struct PlanesOnLanes;
+    impl LanesFn for PlanesOnLanes {
+        type Output = ();
+        #[inline(always)]
+        fn call<L: Lanes>(self) {
+            let kings: Vec<u64> = (0..64).map(|s| 1u64 << s).chain([0, 0, 0, 0]).collect();
+            for start in 0..kings.len() - 8 {
+                let lanes: [u64; 8] = std::array::from_fn(|i| kings[(start + 3 * i) % kings.len()]);
+                let expected = lanes.map(|k| distance_planes(&king_reach(k)));
+                let planes = king_distance_planes(L::load(&lanes));
+                for (i, want) in expected.iter().enumerate().take(L::WIDTH) {
+                    for b in 0..3 {
+                        assert_eq!(planes[b].to_array()[i], want[b]);
                     }
                 }
             }

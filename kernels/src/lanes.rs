@@ -1,17 +1,26 @@
 //! "N bitboards at once": the one abstraction the kernels are written against.
 //!
 //! [`Lanes`] is implemented for `u64` (one position: the scalar reference, and what the
-//! search uses), for `wide::u64x4` (AVX2) and for `wide::u64x8` (AVX-512, or two AVX2
-//! halves where the CPU lacks it). A kernel written once as `fn k<L: Lanes>(...)` runs on
-//! all three, so the SIMD code is the scalar code.
+//! search uses) and for four and eight lanes per instruction set: portable arrays (the
+//! compiler's vectorisation: SSE4 on x86-64, NEON on aarch64), AVX2 and AVX-512
+//! intrinsics. A kernel written once as `fn k<L: Lanes>(...)` runs on all of them, so the
+//! SIMD code is the scalar code. The vector types are private: kernels reach them through
+//! [`crate::simd::dispatch`], which runs them only on CPUs that have their instructions.
+//!
+//! The lanes also hold (mg, eg) pairs of weighted sums ([`Lanes::Pair`]): the scalar path
+//! keeps two 64-bit values; in vectors a pair is one value, each 64-bit lane holding the mg
+//! value in its low 32 bits and the eg value in its high 32 bits, weighted with one 32-bit
+//! multiply and summed with 32-bit adds that never carry from one half into the other.
+//! Each half wraps as `i32`, exactly as the low 32 bits of separate 64-bit sums would.
 
 use std::ops::{BitAnd, BitOr, BitXor, Not};
 
-use wide::{u64x4, u64x8};
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod x86;
 
 /// A vector of `WIDTH` independent 64-bit lanes (bitboards or counts).
 pub trait Lanes:
-    Copy
+    bytemuck::Pod
     + Send
     + Sync
     + PartialEq
@@ -67,6 +76,27 @@ pub trait Lanes:
     fn is_empty_mask(self) -> Self {
         self.zero_mask()
     }
+    /// The lanes as an array (the first `WIDTH` entries; the rest zero).
+    #[inline(always)]
+    fn to_array(self) -> [u64; 8] {
+        let mut out = [0; 8];
+        self.store(&mut out);
+        out
+    }
+
+    /// An (mg, eg) pair per lane.
+    type Pair: Copy + std::fmt::Debug;
+    /// The pair (0, 0).
+    fn pair_zero() -> Self::Pair;
+    /// `count` (its low 32 bits, signed) times `(mg, eg)`.
+    fn weigh(count: Self, mg: i32, eg: i32) -> Self::Pair;
+    /// Lane-wise wrapping sum of pairs (each half as `i32`).
+    fn pair_add(a: Self::Pair, b: Self::Pair) -> Self::Pair;
+    /// The pair of `mg` and `eg` (their low 32 bits).
+    fn pair(mg: Self, eg: Self) -> Self::Pair;
+    /// Back to `(mg, eg)`: the low 32 bits of each lane are the value (higher bits are
+    /// unspecified).
+    fn unpair(pair: Self::Pair) -> (Self, Self);
 }
 
 impl Lanes for u64 {
@@ -113,394 +143,216 @@ impl Lanes for u64 {
     }
     #[inline(always)]
     fn popcount(self) -> Self {
-        self.count_ones() as u64
+        crate::simd::popcount(self) as u64
     }
     #[inline(always)]
     fn zero_mask(self) -> Self {
         0u64.wrapping_sub((self == 0) as u64)
     }
-}
 
-macro_rules! wide_lanes {
-    ($t:ty, $width:expr, $popcount:path, $weighted:path, $mul:path, $shift:ident) => {
-        impl Lanes for $t {
-            const WIDTH: usize = $width;
-            #[inline(always)]
-            fn splat(value: u64) -> Self {
-                <$t>::splat(value)
-            }
-            #[inline(always)]
-            fn load(values: &[u64]) -> Self {
-                bytemuck::pod_read_unaligned(bytemuck::cast_slice(&values[..$width]))
-            }
-            #[inline(always)]
-            fn store(self, out: &mut [u64]) {
-                // A plain copy of the vector's bytes: one unaligned vector store.
-                out[..$width].copy_from_slice(bytemuck::cast_slice(std::slice::from_ref(&self)));
-            }
-            #[inline(always)]
-            fn shl(self, bits: u32) -> Self {
-                self << bits
-            }
-            #[inline(always)]
-            fn shr(self, bits: u32) -> Self {
-                self >> bits
-            }
-            #[inline(always)]
-            fn shl_each(self, bits: Self) -> Self {
-                $shift::shl(self, bits)
-            }
-            #[inline(always)]
-            fn shr_each(self, bits: Self) -> Self {
-                $shift::shr(self, bits)
-            }
-            #[inline(always)]
-            fn add(self, other: Self) -> Self {
-                self + other
-            }
-            #[inline(always)]
-            fn sub(self, other: Self) -> Self {
-                self - other
-            }
-            #[inline(always)]
-            fn mul_i32(self, other: Self) -> Self {
-                $mul(self, other)
-            }
-            #[inline(always)]
-            fn popcount(self) -> Self {
-                $popcount(self)
-            }
-            #[inline(always)]
-            fn zero_mask(self) -> Self {
-                self.simd_eq(<$t>::splat(0))
-            }
-            #[inline(always)]
-            fn popcount_weighted(self, twos: Self, fours: Self) -> Self {
-                $weighted(self, twos, fours)
-            }
-        }
-    };
-}
-
-wide_lanes!(
-    u64x4,
-    4,
-    popcount::x4,
-    popcount::weighted_x4,
-    multiply::x4,
-    shift_x4
-);
-wide_lanes!(
-    u64x8,
-    8,
-    popcount::x8,
-    popcount::weighted_x8,
-    multiply::x8,
-    shift_x8
-);
-
-/// Per-lane shifts (`vpsllvq`, `vpsrlvq`). `wide`'s operators mask every count to 63
-/// first, an instruction the callers (counts below 64 by contract) do not need.
-mod shift_x4 {
-    use wide::u64x4;
-
-    #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
+    type Pair = (u64, u64);
     #[inline(always)]
-    pub fn shl(a: u64x4, bits: u64x4) -> u64x4 {
-        use std::arch::x86_64::{__m256i, _mm256_sllv_epi64};
-        let (a, bits): (__m256i, __m256i) = (bytemuck::cast(a), bytemuck::cast(bits));
-        // SAFETY: the cfg above guarantees the build targets CPUs with AVX2.
-        bytemuck::cast(unsafe { _mm256_sllv_epi64(a, bits) })
+    fn pair_zero() -> (u64, u64) {
+        (0, 0)
     }
-
-    #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
     #[inline(always)]
-    pub fn shr(a: u64x4, bits: u64x4) -> u64x4 {
-        use std::arch::x86_64::{__m256i, _mm256_srlv_epi64};
-        let (a, bits): (__m256i, __m256i) = (bytemuck::cast(a), bytemuck::cast(bits));
-        // SAFETY: the cfg above guarantees the build targets CPUs with AVX2.
-        bytemuck::cast(unsafe { _mm256_srlv_epi64(a, bits) })
+    fn weigh(count: u64, mg: i32, eg: i32) -> (u64, u64) {
+        (
+            count.mul_i32(mg as i64 as u64),
+            count.mul_i32(eg as i64 as u64),
+        )
     }
-
-    #[cfg(not(all(target_arch = "x86_64", target_feature = "avx2")))]
     #[inline(always)]
-    pub fn shl(a: u64x4, bits: u64x4) -> u64x4 {
-        a << bits
+    fn pair_add(a: (u64, u64), b: (u64, u64)) -> (u64, u64) {
+        (a.0.wrapping_add(b.0), a.1.wrapping_add(b.1))
     }
-
-    #[cfg(not(all(target_arch = "x86_64", target_feature = "avx2")))]
     #[inline(always)]
-    pub fn shr(a: u64x4, bits: u64x4) -> u64x4 {
-        a >> bits
+    fn pair(mg: u64, eg: u64) -> (u64, u64) {
+        (mg, eg)
+    }
+    #[inline(always)]
+    fn unpair(pair: (u64, u64)) -> (u64, u64) {
+        pair
     }
 }
 
-/// Per-lane shifts on 8 lanes: one instruction with AVX-512, two AVX2 halves otherwise.
-mod shift_x8 {
-    #[cfg(not(all(target_arch = "x86_64", target_feature = "avx512f")))]
-    use wide::u64x4;
-    use wide::u64x8;
+/// The packed pair operations written with plain lane operations: any width, any CPU.
+pub(crate) mod packed {
+    use super::Lanes;
 
-    #[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
+    const LOW: u64 = 0xffff_ffff;
+    /// The top bit of each half.
+    const TOPS: u64 = 0x8000_0000_8000_0000;
+
     #[inline(always)]
-    pub fn shl(a: u64x8, bits: u64x8) -> u64x8 {
-        use std::arch::x86_64::{__m512i, _mm512_sllv_epi64};
-        let (a, bits): (__m512i, __m512i) = (bytemuck::cast(a), bytemuck::cast(bits));
-        // SAFETY: the cfg above guarantees the build targets CPUs with AVX-512F.
-        bytemuck::cast(unsafe { _mm512_sllv_epi64(a, bits) })
+    pub fn weigh<L: Lanes>(count: L, mg: i32, eg: i32) -> L {
+        let mg = count.mul_i32(L::splat(mg as i64 as u64)) & L::splat(LOW);
+        let eg = count.mul_i32(L::splat(eg as i64 as u64)).shl(32);
+        mg | eg
     }
 
-    #[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
+    /// Two 32-bit wrapping adds per lane: the halves' low 31 bits added without the top
+    /// bits (so no carry crosses), then the top bits put back by xor.
     #[inline(always)]
-    pub fn shr(a: u64x8, bits: u64x8) -> u64x8 {
-        use std::arch::x86_64::{__m512i, _mm512_srlv_epi64};
-        let (a, bits): (__m512i, __m512i) = (bytemuck::cast(a), bytemuck::cast(bits));
-        // SAFETY: the cfg above guarantees the build targets CPUs with AVX-512F.
-        bytemuck::cast(unsafe { _mm512_srlv_epi64(a, bits) })
+    pub fn add<L: Lanes>(a: L, b: L) -> L {
+        let low = (a & L::splat(!TOPS)).add(b & L::splat(!TOPS));
+        low ^ ((a ^ b) & L::splat(TOPS))
     }
 
-    #[cfg(not(all(target_arch = "x86_64", target_feature = "avx512f")))]
     #[inline(always)]
-    pub fn shl(a: u64x8, bits: u64x8) -> u64x8 {
-        let [a0, a1]: [u64x4; 2] = bytemuck::cast(a);
-        let [b0, b1]: [u64x4; 2] = bytemuck::cast(bits);
-        bytemuck::cast([super::shift_x4::shl(a0, b0), super::shift_x4::shl(a1, b1)])
+    pub fn pair<L: Lanes>(mg: L, eg: L) -> L {
+        (mg & L::splat(LOW)) | eg.shl(32)
     }
 
-    #[cfg(not(all(target_arch = "x86_64", target_feature = "avx512f")))]
     #[inline(always)]
-    pub fn shr(a: u64x8, bits: u64x8) -> u64x8 {
-        let [a0, a1]: [u64x4; 2] = bytemuck::cast(a);
-        let [b0, b1]: [u64x4; 2] = bytemuck::cast(bits);
-        bytemuck::cast([super::shift_x4::shr(a0, b0), super::shift_x4::shr(a1, b1)])
+    pub fn unpair<L: Lanes>(pair: L) -> (L, L) {
+        (pair, pair.shr(32))
     }
 }
 
-/// Signed 32 x 32 -> 64-bit lane products (`vpmuldq`); `wide`'s 64-bit multiply goes lane by
-/// lane through memory, which the eval's weighted sums cannot afford.
-mod multiply {
-    use wide::{u64x4, u64x8};
+/// Lanes as plain arrays, every operation a loop over them: the compiler vectorises them
+/// for the function they are inlined into (SSE4 on x86-64, NEON on aarch64).
+pub(crate) mod portable {
+    use std::ops::{BitAnd, BitOr, BitXor, Not};
 
-    #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
-    #[inline(always)]
-    pub fn x4(a: u64x4, b: u64x4) -> u64x4 {
-        use std::arch::x86_64::{__m256i, _mm256_mul_epi32};
-        let (a, b): (__m256i, __m256i) = (bytemuck::cast(a), bytemuck::cast(b));
-        // SAFETY: the cfg above guarantees the build targets CPUs with AVX2.
-        bytemuck::cast(unsafe { _mm256_mul_epi32(a, b) })
-    }
+    use super::{Lanes, packed};
 
-    #[cfg(not(all(target_arch = "x86_64", target_feature = "avx2")))]
-    #[inline(always)]
-    pub fn x4(a: u64x4, b: u64x4) -> u64x4 {
-        let (a, b) = (a.to_array(), b.to_array());
-        u64x4::new(std::array::from_fn(|i| {
-            ((a[i] as i32 as i64) * (b[i] as i32 as i64)) as u64
-        }))
-    }
+    macro_rules! portable_lanes {
+        ($name:ident, $width:expr, $align:literal) => {
+            /// Portable lanes.
+            #[derive(Clone, Copy, Debug, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+            #[repr(C, align($align))]
+            pub struct $name([u64; $width]);
 
-    #[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
-    #[inline(always)]
-    pub fn x8(a: u64x8, b: u64x8) -> u64x8 {
-        use std::arch::x86_64::{__m512i, _mm512_mul_epi32};
-        let (a, b): (__m512i, __m512i) = (bytemuck::cast(a), bytemuck::cast(b));
-        // SAFETY: the cfg above guarantees the build targets CPUs with AVX-512F.
-        bytemuck::cast(unsafe { _mm512_mul_epi32(a, b) })
-    }
+            impl $name {
+                #[inline(always)]
+                fn map(self, f: impl Fn(u64) -> u64) -> Self {
+                    $name(self.0.map(f))
+                }
+                #[inline(always)]
+                fn zip(self, other: Self, f: impl Fn(u64, u64) -> u64) -> Self {
+                    $name(std::array::from_fn(|i| f(self.0[i], other.0[i])))
+                }
+            }
 
-    #[cfg(not(all(target_arch = "x86_64", target_feature = "avx512f")))]
-    #[inline(always)]
-    pub fn x8(a: u64x8, b: u64x8) -> u64x8 {
-        let [a_low, a_high]: [u64x4; 2] = bytemuck::cast(a);
-        let [b_low, b_high]: [u64x4; 2] = bytemuck::cast(b);
-        bytemuck::cast([x4(a_low, b_low), x4(a_high, b_high)])
-    }
-}
+            impl BitAnd for $name {
+                type Output = Self;
+                #[inline(always)]
+                fn bitand(self, other: Self) -> Self {
+                    self.zip(other, |a, b| a & b)
+                }
+            }
+            impl BitOr for $name {
+                type Output = Self;
+                #[inline(always)]
+                fn bitor(self, other: Self) -> Self {
+                    self.zip(other, |a, b| a | b)
+                }
+            }
+            impl BitXor for $name {
+                type Output = Self;
+                #[inline(always)]
+                fn bitxor(self, other: Self) -> Self {
+                    self.zip(other, |a, b| a ^ b)
+                }
+            }
+            impl Not for $name {
+                type Output = Self;
+                #[inline(always)]
+                fn not(self) -> Self {
+                    self.map(|a| !a)
+                }
+            }
 
-/// Per-lane popcount: the CPU's vector popcount (AVX-512 VPOPCNTDQ) where the build has it,
-/// a nibble-table popcount (`vpshufb`, `vpsadbw`) on AVX2, lane by lane elsewhere.
-mod popcount {
-    use wide::{u64x4, u64x8};
+            impl Lanes for $name {
+                const WIDTH: usize = $width;
+                #[inline(always)]
+                fn splat(value: u64) -> Self {
+                    $name([value; $width])
+                }
+                #[inline(always)]
+                fn load(values: &[u64]) -> Self {
+                    $name(values[..$width].try_into().expect("WIDTH values"))
+                }
+                #[inline(always)]
+                fn store(self, out: &mut [u64]) {
+                    out[..$width].copy_from_slice(&self.0);
+                }
+                #[inline(always)]
+                fn shl(self, bits: u32) -> Self {
+                    self.map(|a| a << bits)
+                }
+                #[inline(always)]
+                fn shr(self, bits: u32) -> Self {
+                    self.map(|a| a >> bits)
+                }
+                #[inline(always)]
+                fn shl_each(self, bits: Self) -> Self {
+                    self.zip(bits, |a, b| a << b)
+                }
+                #[inline(always)]
+                fn shr_each(self, bits: Self) -> Self {
+                    self.zip(bits, |a, b| a >> b)
+                }
+                #[inline(always)]
+                fn add(self, other: Self) -> Self {
+                    self.zip(other, u64::wrapping_add)
+                }
+                #[inline(always)]
+                fn sub(self, other: Self) -> Self {
+                    self.zip(other, u64::wrapping_sub)
+                }
+                #[inline(always)]
+                fn mul_i32(self, other: Self) -> Self {
+                    self.zip(other, |a, b| a.mul_i32(b))
+                }
+                #[inline(always)]
+                fn popcount(self) -> Self {
+                    self.map(|a| a.count_ones() as u64)
+                }
+                #[inline(always)]
+                fn zero_mask(self) -> Self {
+                    self.map(|a| a.zero_mask())
+                }
 
-    #[cfg(all(
-        target_arch = "x86_64",
-        target_feature = "avx512vpopcntdq",
-        target_feature = "avx512vl"
-    ))]
-    #[inline(always)]
-    pub fn x4(v: u64x4) -> u64x4 {
-        use std::arch::x86_64::{__m256i, _mm256_popcnt_epi64};
-        let raw: __m256i = bytemuck::cast(v);
-        // SAFETY: the cfg above guarantees the build targets CPUs with these features.
-        bytemuck::cast(unsafe { _mm256_popcnt_epi64(raw) })
-    }
-
-    #[cfg(all(
-        target_arch = "x86_64",
-        target_feature = "avx2",
-        not(all(target_feature = "avx512vpopcntdq", target_feature = "avx512vl"))
-    ))]
-    #[inline(always)]
-    pub fn x4(v: u64x4) -> u64x4 {
-        use std::arch::x86_64::*;
-        let raw: __m256i = bytemuck::cast(v);
-        // SAFETY: the cfg above guarantees the build targets CPUs with AVX2.
-        let counts = unsafe {
-            let table = _mm256_setr_epi8(
-                0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3,
-                2, 3, 3, 4,
-            );
-            let low_nibbles = _mm256_set1_epi8(0x0f);
-            let low = _mm256_and_si256(raw, low_nibbles);
-            let high = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low_nibbles);
-            let bytes = _mm256_add_epi8(
-                _mm256_shuffle_epi8(table, low),
-                _mm256_shuffle_epi8(table, high),
-            );
-            _mm256_sad_epu8(bytes, _mm256_setzero_si256())
+                type Pair = Self;
+                #[inline(always)]
+                fn pair_zero() -> Self {
+                    Self::splat(0)
+                }
+                #[inline(always)]
+                fn weigh(count: Self, mg: i32, eg: i32) -> Self {
+                    packed::weigh(count, mg, eg)
+                }
+                #[inline(always)]
+                fn pair_add(a: Self, b: Self) -> Self {
+                    // Two i32 adds a lane, written as such: the compiler's 32-bit vector add.
+                    a.zip(b, |a, b| {
+                        let low = (a as u32).wrapping_add(b as u32) as u64;
+                        let high = ((a >> 32) as u32).wrapping_add((b >> 32) as u32) as u64;
+                        low | high << 32
+                    })
+                }
+                #[inline(always)]
+                fn pair(mg: Self, eg: Self) -> Self {
+                    packed::pair(mg, eg)
+                }
+                #[inline(always)]
+                fn unpair(pair: Self) -> (Self, Self) {
+                    packed::unpair(pair)
+                }
+            }
         };
-        bytemuck::cast(counts)
     }
 
-    #[cfg(not(all(target_arch = "x86_64", target_feature = "avx2")))]
-    #[inline(always)]
-    pub fn x4(v: u64x4) -> u64x4 {
-        u64x4::new(v.to_array().map(|lane| lane.count_ones() as u64))
-    }
-
-    /// `popcount(a) + 2 popcount(b) + 4 popcount(c)` with nibble tables: a table per
-    /// weight (counts times 1, 2 and 4), so the three per-byte counts add up (at most
-    /// 8 + 16 + 32 a byte) before the one `vpsadbw`. 21 instructions instead of 25.
-    #[cfg(all(
-        target_arch = "x86_64",
-        target_feature = "avx2",
-        not(all(target_feature = "avx512vpopcntdq", target_feature = "avx512vl"))
-    ))]
-    #[inline(always)]
-    pub fn weighted_x4(a: u64x4, b: u64x4, c: u64x4) -> u64x4 {
-        use std::arch::x86_64::*;
-        let (a, b, c): (__m256i, __m256i, __m256i) =
-            (bytemuck::cast(a), bytemuck::cast(b), bytemuck::cast(c));
-        // SAFETY: the cfg above guarantees the build targets CPUs with AVX2.
-        let sums = unsafe {
-            let table = |w: i8| {
-                _mm256_setr_epi8(
-                    0,
-                    w,
-                    w,
-                    2 * w,
-                    w,
-                    2 * w,
-                    2 * w,
-                    3 * w,
-                    w,
-                    2 * w,
-                    2 * w,
-                    3 * w,
-                    2 * w,
-                    3 * w,
-                    3 * w,
-                    4 * w,
-                    0,
-                    w,
-                    w,
-                    2 * w,
-                    w,
-                    2 * w,
-                    2 * w,
-                    3 * w,
-                    w,
-                    2 * w,
-                    2 * w,
-                    3 * w,
-                    2 * w,
-                    3 * w,
-                    3 * w,
-                    4 * w,
-                )
-            };
-            let low_nibbles = _mm256_set1_epi8(0x0f);
-            let counts = |v: __m256i, table: __m256i| {
-                let low = _mm256_and_si256(v, low_nibbles);
-                let high = _mm256_and_si256(_mm256_srli_epi16(v, 4), low_nibbles);
-                _mm256_add_epi8(
-                    _mm256_shuffle_epi8(table, low),
-                    _mm256_shuffle_epi8(table, high),
-                )
-            };
-            let bytes = _mm256_add_epi8(
-                _mm256_add_epi8(counts(a, table(1)), counts(b, table(2))),
-                counts(c, table(4)),
-            );
-            _mm256_sad_epu8(bytes, _mm256_setzero_si256())
-        };
-        bytemuck::cast(sums)
-    }
-
-    /// Three lane popcounts where the CPU counts lanes itself (or, without AVX2, one lane
-    /// at a time anyway).
-    #[cfg(not(all(
-        target_arch = "x86_64",
-        target_feature = "avx2",
-        not(all(target_feature = "avx512vpopcntdq", target_feature = "avx512vl"))
-    )))]
-    #[inline(always)]
-    pub fn weighted_x4(a: u64x4, b: u64x4, c: u64x4) -> u64x4 {
-        x4(a) + (x4(b) << 1) + (x4(c) << 2)
-    }
-
-    #[cfg(all(target_arch = "x86_64", target_feature = "avx512vpopcntdq"))]
-    #[inline(always)]
-    pub fn x8(v: u64x8) -> u64x8 {
-        use std::arch::x86_64::{__m512i, _mm512_popcnt_epi64};
-        let raw: __m512i = bytemuck::cast(v);
-        // SAFETY: the cfg above guarantees the build targets CPUs with this feature.
-        bytemuck::cast(unsafe { _mm512_popcnt_epi64(raw) })
-    }
-
-    #[cfg(not(all(target_arch = "x86_64", target_feature = "avx512vpopcntdq")))]
-    #[inline(always)]
-    pub fn x8(v: u64x8) -> u64x8 {
-        let [low, high]: [u64x4; 2] = bytemuck::cast(v);
-        bytemuck::cast([x4(low), x4(high)])
-    }
-
-    /// The 8-lane weighted count: native lane popcounts with VPOPCNTDQ, else two halves.
-    #[cfg(all(target_arch = "x86_64", target_feature = "avx512vpopcntdq"))]
-    #[inline(always)]
-    pub fn weighted_x8(a: u64x8, b: u64x8, c: u64x8) -> u64x8 {
-        x8(a) + (x8(b) << 1) + (x8(c) << 2)
-    }
-
-    /// The 8-lane weighted count: native lane popcounts with VPOPCNTDQ, else two halves.
-    #[cfg(not(all(target_arch = "x86_64", target_feature = "avx512vpopcntdq")))]
-    #[inline(always)]
-    pub fn weighted_x8(a: u64x8, b: u64x8, c: u64x8) -> u64x8 {
-        let [a0, a1]: [u64x4; 2] = bytemuck::cast(a);
-        let [b0, b1]: [u64x4; 2] = bytemuck::cast(b);
-        let [c0, c1]: [u64x4; 2] = bytemuck::cast(c);
-        bytemuck::cast([weighted_x4(a0, b0, c0), weighted_x4(a1, b1, c1)])
-    }
-}
-
-/// Which vector code this build runs, for summaries: e.g. `AVX-512 (8 x u64, VPOPCNTDQ)`.
-pub fn simd_path() -> &'static str {
-    if cfg!(all(target_arch = "x86_64", target_feature = "avx512f")) {
-        if cfg!(target_feature = "avx512vpopcntdq") {
-            "AVX-512 (8 x u64, VPOPCNTDQ popcount)"
-        } else {
-            "AVX-512 (8 x u64, AVX2 nibble popcount)"
-        }
-    } else if cfg!(all(target_arch = "x86_64", target_feature = "avx2")) {
-        "AVX2 (8 x u64 as two 4-lane halves, nibble popcount)"
-    } else {
-        "portable (8 x u64 emulated, scalar popcount)"
-    }
+    portable_lanes!(P4, 4, 32);
+    portable_lanes!(P8, 8, 64);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::simd::{LanesFn, Path, dispatch};
 
     fn check<L: Lanes>(values: &[u64]) {
         let lanes = L::load(values);
@@ -571,6 +423,18 @@ mod tests {
         );
     }
 
+    struct Arithmetic<'a>(&'a [u64]);
+    impl LanesFn for Arithmetic<'_> {
+        type Output = ();
+        #[inline(always)]
+        fn call<L: Lanes>(self) {
+            for start in 0..self.0.len() - 10 {
+                check::<L>(&self.0[start..]);
+            }
+        }
+    }
+
+    /// Every lane type of every level this CPU has, against `u64` arithmetic.
     #[test]
     fn every_lane_type_matches_u64_arithmetic() {
         let values = [
@@ -586,10 +450,94 @@ mod tests {
             !0 >> 3,
             0x5555,
             1,
+            0xffff_ffff,
+            0x8000_0000,
+            3,
         ];
-        check::<u64>(&values);
-        check::<u64x4>(&values);
-        check::<u64x4>(&values[4..]);
-        check::<u64x8>(&values);
+        for path in Path::every() {
+            dispatch(path, Arithmetic(&values));
+        }
+    }
+
+    fn check_pairs<L: Lanes>(counts: &[u64], weights: &[(i32, i32)]) {
+        let mut total = L::pair_zero();
+        let mut expected = [(0i32, 0i32); 8];
+        for (i, &(mg, eg)) in weights.iter().enumerate() {
+            let count = L::load(&counts[i..]);
+            total = L::pair_add(total, L::weigh(count, mg, eg));
+            for (lane, sum) in expected.iter_mut().enumerate().take(L::WIDTH) {
+                let c = counts[i + lane] as i32;
+                sum.0 = sum.0.wrapping_add(c.wrapping_mul(mg));
+                sum.1 = sum.1.wrapping_add(c.wrapping_mul(eg));
+            }
+        }
+        let extra: Vec<u64> = (0..9).map(|i| (i as i64 * -12345) as u64).collect();
+        total = L::pair_add(total, L::pair(L::load(&extra), L::load(&extra[1..])));
+        let (mg, eg) = L::unpair(total);
+        let (mg_out, eg_out) = (mg.to_array(), eg.to_array());
+        for lane in 0..L::WIDTH {
+            let (m, e) = expected[lane];
+            let (m, e) = (
+                m.wrapping_add(extra[lane] as i32),
+                e.wrapping_add(extra[lane + 1] as i32),
+            );
+            assert_eq!(
+                (mg_out[lane] as i32, eg_out[lane] as i32),
+                (m, e),
+                "lane {lane}"
+            );
+        }
+    }
+
+    struct Pairs<'a>(&'a [u64], &'a [(i32, i32)]);
+    impl LanesFn for Pairs<'_> {
+        type Output = ();
+        #[inline(always)]
+        fn call<L: Lanes>(self) {
+            check_pairs::<L>(self.0, self.1);
+            // The packed operations on plain lane arithmetic give what each type does.
+            let (mut total, mut reference) = (L::splat(0), L::pair_zero());
+            for (i, &(mg, eg)) in self.1.iter().enumerate() {
+                let count = L::load(&self.0[i..]);
+                total = packed::add(total, packed::weigh(count, mg, eg));
+                reference = L::pair_add(reference, L::weigh(count, mg, eg));
+            }
+            let (a, b) = (L::unpair(L::pair(total, total)).0, L::unpair(reference).0);
+            let low = |x: L| x.to_array().map(|v| v as u32);
+            assert_eq!(low(a), low(b));
+        }
+    }
+
+    /// Every width on every level against plain wrapping `i32` sums, with negative counts,
+    /// large weights and overflow.
+    #[test]
+    fn pairs_sum_like_i32() {
+        let mut state = 0x0123_4567_89ab_cdefu64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let counts: Vec<u64> = (0..64)
+            .map(|i| match i % 3 {
+                0 => (next() % 129) as i64 - 64,
+                1 => next() as i32 as i64,
+                _ => next() as i64,
+            } as u64)
+            .collect();
+        let weights: Vec<(i32, i32)> = (0..50)
+            .map(|i| {
+                let mg = if i % 2 == 0 {
+                    next() as i32
+                } else {
+                    (next() % 2001) as i32 - 1000
+                };
+                (mg, next() as i32 >> (i % 20))
+            })
+            .collect();
+        for path in Path::every() {
+            dispatch(path, Pairs(&counts, &weights));
+        }
     }
 }

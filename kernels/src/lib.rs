@@ -18,6 +18,7 @@ pub mod geometry;
 pub mod lanes;
 pub mod pawns;
 pub mod setwise;
+pub mod simd;
 mod square;
 
 pub use bitboard::Bitboard;

@@ -223,7 +223,7 @@ pub fn passed_detail<L: Lanes>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wide::{u64x4, u64x8};
+    use crate::simd::{LanesFn, Path, dispatch};
 
     fn xorshift(state: &mut u64) -> u64 {
         *state ^= *state << 13;
@@ -283,19 +283,25 @@ mod tests {
                 "white {white:#x} black {black:#x}"
             );
         }
-        for chunk in pairs.chunks_exact(8) {
-            let white: [u64; 8] = std::array::from_fn(|i| chunk[i].0);
-            let black: [u64; 8] = std::array::from_fn(|i| chunk[i].1);
-            let lanes = structure_both(u64x8::new(white), u64x8::new(black));
-            let halves =
-                [0, 4].map(|h| structure_both(u64x4::load(&white[h..]), u64x4::load(&black[h..])));
-            for (i, &(w, b)) in chunk.iter().enumerate() {
-                let scalar = structure_both(w, b);
-                let lane = |s: &Structure<u64x8>| pick(s, |v| v.to_array()[i]);
-                let half = |s: &Structure<u64x4>| pick(s, |v| v.to_array()[i % 4]);
-                for colour in 0..2 {
-                    assert_eq!(lane(&lanes[colour]), scalar[colour]);
-                    assert_eq!(half(&halves[i / 4][colour]), scalar[colour]);
+        for path in Path::every() {
+            dispatch(path, BothOnLanes(&pairs));
+        }
+    }
+
+    struct BothOnLanes<'a>(&'a [(u64, u64)]);
+    impl LanesFn for BothOnLanes<'_> {
+        type Output = ();
+        #[inline(always)]
+        fn call<L: Lanes>(self) {
+            for chunk in self.0.chunks_exact(L::WIDTH) {
+                let white: Vec<u64> = chunk.iter().map(|p| p.0).collect();
+                let black: Vec<u64> = chunk.iter().map(|p| p.1).collect();
+                let lanes = structure_both(L::load(&white), L::load(&black));
+                for (i, &(w, b)) in chunk.iter().enumerate() {
+                    let scalar = structure_both(w, b);
+                    for colour in 0..2 {
+                        assert_eq!(pick(&lanes[colour], |v| v.to_array()[i]), scalar[colour]);
+                    }
                 }
             }
         }

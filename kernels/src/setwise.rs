@@ -139,7 +139,7 @@ pub fn king_attacks<L: Lanes>(from: L) -> L {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wide::{u64x4, u64x8};
+    use crate::simd::{LanesFn, Path, dispatch};
 
     /// Square-by-square reference: walk each ray until the board edge or a blocker.
     fn walk(from: u64, occupied: u64, steps: &[(i32, i32)]) -> u64 {
@@ -235,18 +235,29 @@ mod tests {
             assert_eq!(knight_attacks(from), jumps(from, &KNIGHT));
             assert_eq!(king_attacks(from), jumps(from, &KING));
         }
-        for chunk in cases.chunks_exact(8) {
-            let from: Vec<u64> = chunk.iter().map(|c| c.0).collect();
-            let empty: Vec<u64> = chunk.iter().map(|c| !c.1).collect();
-            let expected: Vec<u64> = chunk.iter().map(|c| queen_attacks(c.0, !c.1)).collect();
-            let mut out = [0u64; 8];
-            queen_attacks(u64x8::load(&from), u64x8::load(&empty)).store(&mut out);
-            assert_eq!(out.as_slice(), expected.as_slice());
-            queen_attacks(u64x4::load(&from), u64x4::load(&empty)).store(&mut out);
-            assert_eq!(&out[..4], &expected[..4]);
-            let knights: Vec<u64> = chunk.iter().map(|c| knight_attacks(c.0)).collect();
-            knight_attacks(u64x8::load(&from)).store(&mut out);
-            assert_eq!(out.as_slice(), knights.as_slice());
+        for path in Path::every() {
+            dispatch(path, OnLanes(&cases));
+        }
+    }
+
+    struct OnLanes<'a>(&'a [(u64, u64)]);
+    impl LanesFn for OnLanes<'_> {
+        type Output = ();
+        #[inline(always)]
+        fn call<L: Lanes>(self) {
+            for chunk in self.0.chunks_exact(L::WIDTH) {
+                let from: Vec<u64> = chunk.iter().map(|c| c.0).collect();
+                let empty: Vec<u64> = chunk.iter().map(|c| !c.1).collect();
+                let expected: Vec<u64> = chunk.iter().map(|c| queen_attacks(c.0, !c.1)).collect();
+                let out = queen_attacks(L::load(&from), L::load(&empty)).to_array();
+                assert_eq!(&out[..L::WIDTH], expected.as_slice());
+                let knights: Vec<u64> = chunk.iter().map(|c| knight_attacks(c.0)).collect();
+                let out = knight_attacks(L::load(&from)).to_array();
+                assert_eq!(&out[..L::WIDTH], knights.as_slice());
+                let kings: Vec<u64> = chunk.iter().map(|c| king_attacks(c.0)).collect();
+                let out = king_attacks(L::load(&from)).to_array();
+                assert_eq!(&out[..L::WIDTH], kings.as_slice());
+            }
         }
     }
 }

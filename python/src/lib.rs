@@ -143,7 +143,7 @@ fn scorer<'a>(
 
 fn simd_path(scalar: bool) -> features::Path {
     if scalar {
-        features::Path::Scalar
+        features::Path::scalar()
     } else {
         features::Path::native()
     }
@@ -380,7 +380,7 @@ impl NativeDatabase {
     fn mask_columns(&self) -> Vec<(String, &'static str)> {
         let source = MaskTable {
             db: &self.db,
-            path: features::Path::Scalar,
+            path: features::Path::scalar(),
         };
         column_list(&source.columns())
     }

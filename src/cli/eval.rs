@@ -127,7 +127,7 @@ pub fn run(args: Args, global: Global) -> Result<()> {
     let input = args.input.as_deref().unwrap_or("-");
     let (db, _imported) = import::open_or_import(input, global.verify)?;
     let path = if global.scalar {
-        features::Path::Scalar
+        features::Path::scalar()
     } else {
         features::Path::native()
     };

@@ -85,7 +85,7 @@ pub fn run(args: Args, global: Global) -> Result<()> {
     let start = Instant::now();
     let (db, _imported) = import::open_or_import(&args.input, global.verify)?;
     let path = if global.scalar {
-        features::Path::Scalar
+        features::Path::scalar()
     } else {
         features::Path::native()
     };
@@ -145,7 +145,7 @@ fn run_npz(args: Args, global: Global) -> Result<()> {
     let bar = progress::positions_bar(selection.count);
     let progress = |rows: u64| bar.inc(rows);
     let path = if global.scalar {
-        features::Path::Scalar
+        features::Path::scalar()
     } else {
         features::Path::native()
     };

@@ -150,7 +150,7 @@ pub fn run(args: Args, global: Global) -> Result<()> {
         // The quiet test asks the weights the tuning starts from.
         filter: args.filters.filter(&prepared)?,
         path: if global.scalar {
-            features::Path::Scalar
+            features::Path::scalar()
         } else {
             features::Path::native()
         },

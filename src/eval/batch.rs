@@ -5,12 +5,12 @@
 use std::ops::Range;
 
 use pawnstorm_kernels::Lanes;
+use pawnstorm_kernels::simd::{LanesFn, dispatch};
 use rayon::prelude::*;
-use wide::{u64x4, u64x8};
 
 use super::endgame::{self, Finished, PositionBoards};
 use super::lanes_finish::finish_lanes;
-use super::terms::{Boards, PairLanes, PerTerm, Sink, Term, Total, all_terms};
+use super::terms::{Boards, PerTerm, Sink, Term, Total, all_terms};
 use super::weights::Prepared;
 use crate::db::{Block, Database, DbError};
 use crate::eval::features::{Path, check_rows};
@@ -81,7 +81,7 @@ fn load_boards<L: Lanes>(block: &Block<'_>, row: usize) -> Boards<L> {
 
 /// Runs the terms on `L::WIDTH` rows from `row` into `sink`, and finishes each position.
 #[inline(always)]
-fn lanes_finished<L: PairLanes, S: Sink<L>>(
+fn lanes_finished<L: Lanes, S: Sink<L>>(
     prepared: &Prepared,
     block: &Block<'_>,
     row: usize,
@@ -128,7 +128,8 @@ fn finish_each<L: Lanes>(
     }
 }
 
-fn rows_scores_with<L: PairLanes>(
+#[inline(always)]
+fn rows_scores_with<L: Lanes>(
     prepared: &Prepared,
     block: &Block<'_>,
     rows: Range<usize>,
@@ -183,14 +184,41 @@ pub fn rows_scores(
     out: &mut [i32],
 ) {
     check_rows(&rows, out.len(), 1);
-    match path {
-        Path::Scalar => rows_scores_with::<u64>(prepared, block, rows, out),
-        Path::Simd4 => rows_scores_with::<u64x4>(prepared, block, rows, out),
-        Path::Simd8 => rows_scores_with::<u64x8>(prepared, block, rows, out),
+    dispatch(
+        path,
+        Rows {
+            prepared,
+            block,
+            rows,
+            out,
+            breakdown: false,
+        },
+    );
+}
+
+/// A batch of rows for [`dispatch`]: their scores, or their breakdown rows.
+struct Rows<'a, 'b> {
+    prepared: &'a Prepared,
+    block: &'a Block<'b>,
+    rows: Range<usize>,
+    out: &'a mut [i32],
+    breakdown: bool,
+}
+
+impl LanesFn for Rows<'_, '_> {
+    type Output = ();
+    #[inline(always)]
+    fn call<L: Lanes>(self) {
+        if self.breakdown {
+            rows_breakdown_with::<L>(self.prepared, self.block, self.rows, self.out)
+        } else {
+            rows_scores_with::<L>(self.prepared, self.block, self.rows, self.out)
+        }
     }
 }
 
-fn rows_breakdown_with<L: PairLanes>(
+#[inline(always)]
+fn rows_breakdown_with<L: Lanes>(
     prepared: &Prepared,
     block: &Block<'_>,
     rows: Range<usize>,
@@ -240,11 +268,16 @@ pub fn rows_breakdown(
     out: &mut [i32],
 ) {
     check_rows(&rows, out.len(), BREAKDOWN_WIDTH);
-    match path {
-        Path::Scalar => rows_breakdown_with::<u64>(prepared, block, rows, out),
-        Path::Simd4 => rows_breakdown_with::<u64x4>(prepared, block, rows, out),
-        Path::Simd8 => rows_breakdown_with::<u64x8>(prepared, block, rows, out),
-    }
+    dispatch(
+        path,
+        Rows {
+            prepared,
+            block,
+            rows,
+            out,
+            breakdown: true,
+        },
+    );
 }
 
 /// The scores of every position of `db`, in order, computed on the current rayon pool.

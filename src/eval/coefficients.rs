@@ -8,8 +8,9 @@
 //! turns them back into the score; [`score`] implements it.
 
 use super::endgame::{self, MAX_PHASE, PositionBoards, Rule, SCALE_NORMAL};
-use super::terms::{Boards, PairLanes, Sink, Term, Total, all_terms, psqt_planes};
+use super::terms::{Boards, Sink, Term, Total, all_terms, psqt_planes};
 use super::weights::{Prepared, Weight, Weights};
+use pawnstorm_kernels::Lanes;
 
 /// What besides the counts the score needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,14 +29,14 @@ pub struct Extras {
 /// Records counts into `rows` (`L::WIDTH` rows of [`Weights::COUNT`] `i16`s, one per
 /// weight in file order) as the terms weigh, and sums the weighted values as [`Total`] does
 /// (the sign of eg picks the scale factor the current weights use).
-pub struct CoefficientSink<'a, L: PairLanes> {
+pub struct CoefficientSink<'a, L: Lanes> {
     weights: &'a Weights,
     rows: &'a mut [i16],
     psqt_base: usize,
     pub total: Total<L>,
 }
 
-impl<'a, L: PairLanes> CoefficientSink<'a, L> {
+impl<'a, L: Lanes> CoefficientSink<'a, L> {
     /// `rows` must hold `L::WIDTH` x [`Weights::COUNT`] zeros (or counts to add to).
     pub fn new(weights: &'a Weights, rows: &'a mut [i16]) -> CoefficientSink<'a, L> {
         assert_eq!(
@@ -55,7 +56,7 @@ impl<'a, L: PairLanes> CoefficientSink<'a, L> {
     }
 }
 
-impl<L: PairLanes> Sink<L> for CoefficientSink<'_, L> {
+impl<L: Lanes> Sink<L> for CoefficientSink<'_, L> {
     #[inline(always)]
     fn add(&mut self, term: Term, value: L::Pair) {
         self.total.add(term, value);
@@ -76,7 +77,7 @@ impl<L: PairLanes> Sink<L> for CoefficientSink<'_, L> {
             let slot = &mut self.rows[lane * Weights::COUNT + place];
             *slot = slot.wrapping_add(value as i64 as i16);
         }
-        L::weigh(count, *weight)
+        L::weigh(count, weight.mg, weight.eg)
     }
 
     #[inline(always)]
@@ -116,7 +117,8 @@ pub fn coefficients(prepared: &Prepared, boards: &PositionBoards, row: &mut [i16
 /// [`coefficients`] of up to `L::WIDTH` positions at once: `rows` holds `L::WIDTH` rows (the
 /// ones past `boards.len()` are scratch); `out[i]` gets position i's extras and its eg sum
 /// under `prepared` (whose sign picks the scale the evaluation uses).
-pub fn coefficients_lanes<L: PairLanes>(
+#[inline(always)]
+pub fn coefficients_lanes<L: Lanes>(
     prepared: &Prepared,
     boards: &[PositionBoards],
     rows: &mut [i16],
@@ -166,7 +168,8 @@ pub fn coefficients_lanes<L: PairLanes>(
 /// The counts of many positions, `L::WIDTH` at a time: `each(i, counts, extras, eg)` for
 /// `items[i]` in order, with the boards `boards_of(&items[i])` gives (the counts are valid
 /// only during the call).
-pub fn for_each_counted<L: PairLanes, T>(
+#[inline(always)]
+pub fn for_each_counted<L: Lanes, T>(
     prepared: &Prepared,
     items: &[T],
     boards_of: impl Fn(&T) -> PositionBoards,

@@ -2,7 +2,8 @@
 //! over each block's columns, `L::WIDTH` positions at a time, blocks spread over threads.
 //!
 //! The same generic function computes one position (`u64` lanes, the scalar reference) and
-//! eight (`u64x8`); only the lane type differs.
+//! four or eight (the vector lanes of [`pawnstorm_kernels::simd`]); only the lane type
+//! differs.
 
 use pawnstorm_kernels::geometry::{distance_sum, king_distance_planes};
 use pawnstorm_kernels::pawns::passed_detail;
@@ -10,8 +11,8 @@ use pawnstorm_kernels::{Bitboard, Color, Lanes};
 use std::ops::Range;
 
 use bytemuck::Pod;
+use pawnstorm_kernels::simd::{LanesFn, dispatch};
 use rayon::prelude::*;
-use wide::{u64x4, u64x8};
 
 use crate::db::{Block, Database, DbError};
 use crate::io::table::{ColumnType, TableSource};
@@ -140,45 +141,9 @@ fn write_features<L: Lanes>(board: Board<L>, mut put: impl FnMut(usize, L)) {
     put(15, distance_sum(black_passed, &white_king));
 }
 
-/// Which lanes the batch code runs on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Path {
-    /// One position at a time (`u64`): the reference.
-    Scalar,
-    /// Four at a time (`u64x4`).
-    Simd4,
-    /// Eight at a time (`u64x8`): AVX-512 where the build has it.
-    Simd8,
-}
-
-impl Path {
-    /// The widest lanes the build's vectors hold in one register: 8 with AVX-512, else 4
-    /// (on AVX2 an 8-lane value takes two registers, and code with many live values, like
-    /// the evaluation, spills).
-    pub fn native() -> Path {
-        if cfg!(all(target_arch = "x86_64", target_feature = "avx512f")) {
-            Path::Simd8
-        } else {
-            Path::Simd4
-        }
-    }
-
-    /// A name for summaries.
-    pub fn describe(self) -> String {
-        match self {
-            Path::Scalar => "scalar (1 x u64)".to_string(),
-            Path::Simd4 => format!(
-                "SIMD 4 x u64 ({})",
-                if cfg!(all(target_arch = "x86_64", target_feature = "avx2")) {
-                    "AVX2"
-                } else {
-                    "portable"
-                }
-            ),
-            Path::Simd8 => format!("SIMD {}", pawnstorm_kernels::lanes::simd_path()),
-        }
-    }
-}
+/// Which lanes (and instruction set) the batch code runs on: see
+/// [`pawnstorm_kernels::simd`].
+pub use pawnstorm_kernels::simd::Path;
 
 /// Computes the features of one block into `out`: column `c` of row `r` at
 /// `out[c * block_size + r]`. Padding rows are computed too (they are empty boards).
@@ -205,13 +170,22 @@ pub(crate) fn check_rows(rows: &Range<usize>, out_len: usize, width: usize) {
 /// multiple of 8 (blocks hold a power of two of at least 64 rows).
 pub fn rows_features(path: Path, block: &Block<'_>, rows: Range<usize>, out: &mut [u64]) {
     check_rows(&rows, out.len(), COLUMNS);
-    match path {
-        Path::Scalar => rows_features_with::<u64>(block, rows, out),
-        Path::Simd4 => rows_features_with::<u64x4>(block, rows, out),
-        Path::Simd8 => rows_features_with::<u64x8>(block, rows, out),
+    struct Features<'a, 'b> {
+        block: &'a Block<'b>,
+        rows: Range<usize>,
+        out: &'a mut [u64],
     }
+    impl LanesFn for Features<'_, '_> {
+        type Output = ();
+        #[inline(always)]
+        fn call<L: Lanes>(self) {
+            rows_features_with::<L>(self.block, self.rows, self.out)
+        }
+    }
+    dispatch(path, Features { block, rows, out });
 }
 
+#[inline(always)]
 fn rows_features_with<L: Lanes + Pod>(block: &Block<'_>, rows: Range<usize>, out: &mut [u64]) {
     // The pieces of `par_for_each_rows` get a copy compiled for their constant stride:
     // then each of the 28 stores is one instruction at a fixed offset from one pointer,

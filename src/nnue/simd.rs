@@ -3,6 +3,7 @@
 //! (wrapping `i16` sums, wrapping `i32` output sums), so every path gives the reference's
 //! values bit for bit; the tests hold each path the build has to the portable one.
 
+use super::QA;
 use super::network::Chunk;
 
 /// An instruction set the kernels have a path for.
@@ -14,22 +15,19 @@ pub enum Level {
 }
 
 impl Level {
-    /// The widest path this build has (chosen at compile time, as the rest of the crate).
-    pub const fn best() -> Level {
-        if cfg!(all(
-            target_arch = "x86_64",
-            target_feature = "avx512f",
-            target_feature = "avx512bw"
-        )) {
-            Level::Avx512
-        } else if cfg!(all(target_arch = "x86_64", target_feature = "avx2")) {
-            Level::Avx2
-        } else {
-            Level::Portable
+    /// The widest path the process runs: the kernels' level
+    /// ([`pawnstorm_kernels::simd::level`], detected at run time and lowered by
+    /// `PAWNSTORM_SIMD`), AVX-512 needing its BW part, which that level includes.
+    pub fn best() -> Level {
+        use pawnstorm_kernels::simd::{self, Level as Kernels};
+        match simd::level() {
+            Kernels::Avx512 => Level::Avx512,
+            Kernels::Avx2 => Level::Avx2,
+            Kernels::Sse4 | Kernels::Scalar => Level::Portable,
         }
     }
 
-    /// Every path this build can run, widest first.
+    /// Every path this process can run, widest first.
     pub fn available() -> Vec<Level> {
         [Level::Avx512, Level::Avx2, Level::Portable]
             .into_iter()
@@ -116,41 +114,11 @@ unsafe fn apply_fixed<const A: usize, const S: usize>(
     let adds = adds.map(|a| unsafe { base.add(a as usize * chunks) });
     let subs = subs.map(|s| unsafe { base.add(s as usize * chunks) });
     match level {
-        #[cfg(all(target_arch = "x86_64", target_feature = "avx512bw"))]
-        Level::Avx512 => unsafe {
-            use std::arch::x86_64::*;
-            for c in 0..chunks {
-                let mut v = _mm512_load_si512(src.add(c) as *const _);
-                for a in adds {
-                    v = _mm512_add_epi16(v, _mm512_load_si512(a.add(c) as *const _));
-                }
-                for s in subs {
-                    v = _mm512_sub_epi16(v, _mm512_load_si512(s.add(c) as *const _));
-                }
-                _mm512_store_si512(dst.add(c) as *mut _, v);
-            }
-        },
-        #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
-        Level::Avx2 => unsafe {
-            use std::arch::x86_64::*;
-            for c in 0..chunks {
-                let s0 = src.add(c) as *const __m256i;
-                let (mut lo, mut hi) = (_mm256_load_si256(s0), _mm256_load_si256(s0.add(1)));
-                for a in adds {
-                    let w = a.add(c) as *const __m256i;
-                    lo = _mm256_add_epi16(lo, _mm256_load_si256(w));
-                    hi = _mm256_add_epi16(hi, _mm256_load_si256(w.add(1)));
-                }
-                for s in subs {
-                    let w = s.add(c) as *const __m256i;
-                    lo = _mm256_sub_epi16(lo, _mm256_load_si256(w));
-                    hi = _mm256_sub_epi16(hi, _mm256_load_si256(w.add(1)));
-                }
-                let d = dst.add(c) as *mut __m256i;
-                _mm256_store_si256(d, lo);
-                _mm256_store_si256(d.add(1), hi);
-            }
-        },
+        // SAFETY: the level is one the CPU has (the callers check it).
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx512 => unsafe { x86::apply_fixed_avx512(dst, src, chunks, adds, subs) },
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx2 => unsafe { x86::apply_fixed_avx2(dst, src, chunks, adds, subs) },
         _ => unsafe {
             let _ = (adds, subs);
             apply_any(level, dst, src, weights, chunks, &rows_added, &rows_removed)
@@ -174,90 +142,11 @@ unsafe fn apply_any(
 ) {
     let base = weights.as_ptr();
     match level {
-        #[cfg(all(target_arch = "x86_64", target_feature = "avx512bw"))]
-        Level::Avx512 => unsafe {
-            use std::arch::x86_64::*;
-            // Four chunks at a time where the width allows (a fixed four, so that they stay
-            // in registers): four independent chains of additions per row, and each row's
-            // address computed once per four chunks. A refresh (~30 rows) of a 128-wide net
-            // is one pass.
-            let blocked = chunks - chunks % 4;
-            for c in (0..blocked).step_by(4) {
-                let mut v: [__m512i; 4] =
-                    std::array::from_fn(|k| _mm512_load_si512(src.add(c + k) as *const _));
-                for &a in adds {
-                    let row = base.add(a as usize * chunks + c);
-                    for (k, v) in v.iter_mut().enumerate() {
-                        *v = _mm512_add_epi16(*v, _mm512_load_si512(row.add(k) as *const _));
-                    }
-                }
-                for &s in subs {
-                    let row = base.add(s as usize * chunks + c);
-                    for (k, v) in v.iter_mut().enumerate() {
-                        *v = _mm512_sub_epi16(*v, _mm512_load_si512(row.add(k) as *const _));
-                    }
-                }
-                for (k, v) in v.iter().enumerate() {
-                    _mm512_store_si512(dst.add(c + k) as *mut _, *v);
-                }
-            }
-            for c in blocked..chunks {
-                let mut v = _mm512_load_si512(src.add(c) as *const _);
-                for &a in adds {
-                    let w = _mm512_load_si512(base.add(a as usize * chunks + c) as *const _);
-                    v = _mm512_add_epi16(v, w);
-                }
-                for &s in subs {
-                    let w = _mm512_load_si512(base.add(s as usize * chunks + c) as *const _);
-                    v = _mm512_sub_epi16(v, w);
-                }
-                _mm512_store_si512(dst.add(c) as *mut _, v);
-            }
-        },
-        #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
-        Level::Avx2 => unsafe {
-            use std::arch::x86_64::*;
-            // As AVX-512's: four chunks (eight registers) at a time.
-            let blocked = chunks - chunks % 4;
-            for c in (0..blocked).step_by(4) {
-                let at = |p: *const Chunk| p as *const __m256i;
-                let mut v: [__m256i; 8] =
-                    std::array::from_fn(|k| _mm256_load_si256(at(src.add(c)).add(k)));
-                for &a in adds {
-                    let row = at(base.add(a as usize * chunks + c));
-                    for (k, v) in v.iter_mut().enumerate() {
-                        *v = _mm256_add_epi16(*v, _mm256_load_si256(row.add(k)));
-                    }
-                }
-                for &s in subs {
-                    let row = at(base.add(s as usize * chunks + c));
-                    for (k, v) in v.iter_mut().enumerate() {
-                        *v = _mm256_sub_epi16(*v, _mm256_load_si256(row.add(k)));
-                    }
-                }
-                let d = dst.add(c) as *mut __m256i;
-                for (k, v) in v.iter().enumerate() {
-                    _mm256_store_si256(d.add(k), *v);
-                }
-            }
-            for c in blocked..chunks {
-                let s0 = src.add(c) as *const __m256i;
-                let (mut lo, mut hi) = (_mm256_load_si256(s0), _mm256_load_si256(s0.add(1)));
-                for &a in adds {
-                    let w = base.add(a as usize * chunks + c) as *const __m256i;
-                    lo = _mm256_add_epi16(lo, _mm256_load_si256(w));
-                    hi = _mm256_add_epi16(hi, _mm256_load_si256(w.add(1)));
-                }
-                for &s in subs {
-                    let w = base.add(s as usize * chunks + c) as *const __m256i;
-                    lo = _mm256_sub_epi16(lo, _mm256_load_si256(w));
-                    hi = _mm256_sub_epi16(hi, _mm256_load_si256(w.add(1)));
-                }
-                let d = dst.add(c) as *mut __m256i;
-                _mm256_store_si256(d, lo);
-                _mm256_store_si256(d.add(1), hi);
-            }
-        },
+        // SAFETY: the level is one the CPU has (the callers check it).
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx512 => unsafe { x86::apply_any_avx512(dst, src, base, chunks, adds, subs) },
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx2 => unsafe { x86::apply_any_avx2(dst, src, base, chunks, adds, subs) },
         _ => unsafe {
             for c in 0..chunks {
                 let mut v = (*src.add(c)).0;
@@ -348,24 +237,10 @@ pub fn screlu_sum_pair(
     assert!(us.len() == ours.len() && them.len() == theirs.len() && us.len() == them.len());
     assert!(level <= Level::best());
     match level {
-        #[cfg(all(target_arch = "x86_64", target_feature = "avx512bw"))]
+        // SAFETY: the CPU has the level; the chunks are 64-byte aligned.
+        #[cfg(target_arch = "x86_64")]
         Level::Avx512 if small_weights => unsafe {
-            // SAFETY: the build has AVX-512BW; the chunks are 64-byte aligned.
-            use std::arch::x86_64::*;
-            let zero = _mm512_setzero_si512();
-            let qa = _mm512_set1_epi16(super::QA as i16);
-            let term = |a: &Chunk, w: &Chunk| {
-                let v = _mm512_load_si512(a.0.as_ptr() as *const _);
-                let v = _mm512_min_epi16(_mm512_max_epi16(v, zero), qa);
-                let w = _mm512_load_si512(w.0.as_ptr() as *const _);
-                _mm512_madd_epi16(v, _mm512_mullo_epi16(v, w))
-            };
-            let (mut first, mut second) = (_mm512_setzero_si512(), _mm512_setzero_si512());
-            for i in 0..us.len() {
-                first = _mm512_add_epi32(first, term(&us[i], &ours[i]));
-                second = _mm512_add_epi32(second, term(&them[i], &theirs[i]));
-            }
-            _mm512_reduce_add_epi32(_mm512_add_epi32(first, second))
+            x86::screlu_sum_pair_avx512(us, ours, them, theirs)
         },
         _ => screlu_sum(level, us, ours, small_weights).wrapping_add(screlu_sum(
             level,
@@ -386,12 +261,244 @@ pub fn screlu_sum(level: Level, acc: &[Chunk], weights: &[Chunk], small_weights:
     // Only the wide paths ask; a build without them has only the widening one.
     let _ = small_weights;
     match level {
-        #[cfg(all(target_arch = "x86_64", target_feature = "avx512bw"))]
-        Level::Avx512 if small_weights => unsafe {
-            // SAFETY: the build has AVX-512BW; the chunks are 64-byte aligned.
+        // SAFETY: the CPU has the level; the chunks are 64-byte aligned.
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx512 if small_weights => unsafe { x86::screlu_sum_avx512(acc, weights) },
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx2 if small_weights => unsafe { x86::screlu_sum_avx2(acc, weights) },
+        _ => {
+            let mut lanes = [0i32; 32];
+            for (a, w) in acc.iter().zip(weights) {
+                for ((lane, &a), &w) in lanes.iter_mut().zip(&a.0).zip(&w.0) {
+                    let v = (a as i32).clamp(0, QA);
+                    *lane = lane.wrapping_add((v * v).wrapping_mul(w as i32));
+                }
+            }
+            lanes.iter().fold(0i32, |s, &x| s.wrapping_add(x))
+        }
+    }
+}
+
+/// The x86-64 paths, each compiled for its instruction set and called only at a level the
+/// CPU has.
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use super::Chunk;
+    use crate::nnue::QA;
+
+    /// [`super::apply_fixed`] on AVX-512.
+    ///
+    /// # Safety
+    /// As [`super::apply_raw`]'s, and the CPU has AVX-512 F and BW.
+    #[target_feature(enable = "avx512f,avx512bw,avx2")]
+    pub unsafe fn apply_fixed_avx512<const A: usize, const S: usize>(
+        dst: *mut Chunk,
+        src: *const Chunk,
+        chunks: usize,
+        adds: [*const Chunk; A],
+        subs: [*const Chunk; S],
+    ) {
+        unsafe {
+            use std::arch::x86_64::*;
+            for c in 0..chunks {
+                let mut v = _mm512_load_si512(src.add(c) as *const _);
+                for a in adds {
+                    v = _mm512_add_epi16(v, _mm512_load_si512(a.add(c) as *const _));
+                }
+                for s in subs {
+                    v = _mm512_sub_epi16(v, _mm512_load_si512(s.add(c) as *const _));
+                }
+                _mm512_store_si512(dst.add(c) as *mut _, v);
+            }
+        }
+    }
+
+    /// [`super::apply_fixed`] on AVX2.
+    ///
+    /// # Safety
+    /// As [`super::apply_raw`]'s, and the CPU has AVX2.
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn apply_fixed_avx2<const A: usize, const S: usize>(
+        dst: *mut Chunk,
+        src: *const Chunk,
+        chunks: usize,
+        adds: [*const Chunk; A],
+        subs: [*const Chunk; S],
+    ) {
+        unsafe {
+            use std::arch::x86_64::*;
+            for c in 0..chunks {
+                let s0 = src.add(c) as *const __m256i;
+                let (mut lo, mut hi) = (_mm256_load_si256(s0), _mm256_load_si256(s0.add(1)));
+                for a in adds {
+                    let w = a.add(c) as *const __m256i;
+                    lo = _mm256_add_epi16(lo, _mm256_load_si256(w));
+                    hi = _mm256_add_epi16(hi, _mm256_load_si256(w.add(1)));
+                }
+                for s in subs {
+                    let w = s.add(c) as *const __m256i;
+                    lo = _mm256_sub_epi16(lo, _mm256_load_si256(w));
+                    hi = _mm256_sub_epi16(hi, _mm256_load_si256(w.add(1)));
+                }
+                let d = dst.add(c) as *mut __m256i;
+                _mm256_store_si256(d, lo);
+                _mm256_store_si256(d.add(1), hi);
+            }
+        }
+    }
+
+    /// [`super::apply_any`] on AVX-512.
+    ///
+    /// # Safety
+    /// As [`super::apply_raw`]'s (`base` is the weights), and the CPU has AVX-512 F and BW.
+    #[target_feature(enable = "avx512f,avx512bw,avx2")]
+    pub unsafe fn apply_any_avx512(
+        dst: *mut Chunk,
+        src: *const Chunk,
+        base: *const Chunk,
+        chunks: usize,
+        adds: &[u16],
+        subs: &[u16],
+    ) {
+        unsafe {
+            use std::arch::x86_64::*;
+            // Four chunks at a time where the width allows (a fixed four, so that they stay
+            // in registers): four independent chains of additions per row, and each row's
+            // address computed once per four chunks. A refresh (~30 rows) of a 128-wide net
+            // is one pass.
+            let blocked = chunks - chunks % 4;
+            for c in (0..blocked).step_by(4) {
+                let mut v: [__m512i; 4] =
+                    std::array::from_fn(|k| _mm512_load_si512(src.add(c + k) as *const _));
+                for &a in adds {
+                    let row = base.add(a as usize * chunks + c);
+                    for (k, v) in v.iter_mut().enumerate() {
+                        *v = _mm512_add_epi16(*v, _mm512_load_si512(row.add(k) as *const _));
+                    }
+                }
+                for &s in subs {
+                    let row = base.add(s as usize * chunks + c);
+                    for (k, v) in v.iter_mut().enumerate() {
+                        *v = _mm512_sub_epi16(*v, _mm512_load_si512(row.add(k) as *const _));
+                    }
+                }
+                for (k, v) in v.iter().enumerate() {
+                    _mm512_store_si512(dst.add(c + k) as *mut _, *v);
+                }
+            }
+            for c in blocked..chunks {
+                let mut v = _mm512_load_si512(src.add(c) as *const _);
+                for &a in adds {
+                    let w = _mm512_load_si512(base.add(a as usize * chunks + c) as *const _);
+                    v = _mm512_add_epi16(v, w);
+                }
+                for &s in subs {
+                    let w = _mm512_load_si512(base.add(s as usize * chunks + c) as *const _);
+                    v = _mm512_sub_epi16(v, w);
+                }
+                _mm512_store_si512(dst.add(c) as *mut _, v);
+            }
+        }
+    }
+
+    /// [`super::apply_any`] on AVX2.
+    ///
+    /// # Safety
+    /// As [`super::apply_raw`]'s (`base` is the weights), and the CPU has AVX2.
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn apply_any_avx2(
+        dst: *mut Chunk,
+        src: *const Chunk,
+        base: *const Chunk,
+        chunks: usize,
+        adds: &[u16],
+        subs: &[u16],
+    ) {
+        unsafe {
+            use std::arch::x86_64::*;
+            // As AVX-512's: four chunks (eight registers) at a time.
+            let blocked = chunks - chunks % 4;
+            for c in (0..blocked).step_by(4) {
+                let at = |p: *const Chunk| p as *const __m256i;
+                let mut v: [__m256i; 8] =
+                    std::array::from_fn(|k| _mm256_load_si256(at(src.add(c)).add(k)));
+                for &a in adds {
+                    let row = at(base.add(a as usize * chunks + c));
+                    for (k, v) in v.iter_mut().enumerate() {
+                        *v = _mm256_add_epi16(*v, _mm256_load_si256(row.add(k)));
+                    }
+                }
+                for &s in subs {
+                    let row = at(base.add(s as usize * chunks + c));
+                    for (k, v) in v.iter_mut().enumerate() {
+                        *v = _mm256_sub_epi16(*v, _mm256_load_si256(row.add(k)));
+                    }
+                }
+                let d = dst.add(c) as *mut __m256i;
+                for (k, v) in v.iter().enumerate() {
+                    _mm256_store_si256(d.add(k), *v);
+                }
+            }
+            for c in blocked..chunks {
+                let s0 = src.add(c) as *const __m256i;
+                let (mut lo, mut hi) = (_mm256_load_si256(s0), _mm256_load_si256(s0.add(1)));
+                for &a in adds {
+                    let w = base.add(a as usize * chunks + c) as *const __m256i;
+                    lo = _mm256_add_epi16(lo, _mm256_load_si256(w));
+                    hi = _mm256_add_epi16(hi, _mm256_load_si256(w.add(1)));
+                }
+                for &s in subs {
+                    let w = base.add(s as usize * chunks + c) as *const __m256i;
+                    lo = _mm256_sub_epi16(lo, _mm256_load_si256(w));
+                    hi = _mm256_sub_epi16(hi, _mm256_load_si256(w.add(1)));
+                }
+                let d = dst.add(c) as *mut __m256i;
+                _mm256_store_si256(d, lo);
+                _mm256_store_si256(d.add(1), hi);
+            }
+        }
+    }
+
+    /// [`super::screlu_sum_pair`] on AVX-512 with small weights.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512 F and BW.
+    #[target_feature(enable = "avx512f,avx512bw,avx2")]
+    pub unsafe fn screlu_sum_pair_avx512(
+        us: &[Chunk],
+        ours: &[Chunk],
+        them: &[Chunk],
+        theirs: &[Chunk],
+    ) -> i32 {
+        unsafe {
             use std::arch::x86_64::*;
             let zero = _mm512_setzero_si512();
-            let qa = _mm512_set1_epi16(super::QA as i16);
+            let qa = _mm512_set1_epi16(QA as i16);
+            let term = |a: &Chunk, w: &Chunk| {
+                let v = _mm512_load_si512(a.0.as_ptr() as *const _);
+                let v = _mm512_min_epi16(_mm512_max_epi16(v, zero), qa);
+                let w = _mm512_load_si512(w.0.as_ptr() as *const _);
+                _mm512_madd_epi16(v, _mm512_mullo_epi16(v, w))
+            };
+            let (mut first, mut second) = (_mm512_setzero_si512(), _mm512_setzero_si512());
+            for i in 0..us.len() {
+                first = _mm512_add_epi32(first, term(&us[i], &ours[i]));
+                second = _mm512_add_epi32(second, term(&them[i], &theirs[i]));
+            }
+            _mm512_reduce_add_epi32(_mm512_add_epi32(first, second))
+        }
+    }
+
+    /// [`super::screlu_sum`] on AVX-512 with small weights.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512 F and BW.
+    #[target_feature(enable = "avx512f,avx512bw,avx2")]
+    pub unsafe fn screlu_sum_avx512(acc: &[Chunk], weights: &[Chunk]) -> i32 {
+        unsafe {
+            use std::arch::x86_64::*;
+            let zero = _mm512_setzero_si512();
+            let qa = _mm512_set1_epi16(QA as i16);
             let mut sum = _mm512_setzero_si512();
             for (a, w) in acc.iter().zip(weights) {
                 let v = _mm512_load_si512(a.0.as_ptr() as *const _);
@@ -401,13 +508,19 @@ pub fn screlu_sum(level: Level, acc: &[Chunk], weights: &[Chunk], small_weights:
                 sum = _mm512_add_epi32(sum, _mm512_madd_epi16(v, vw));
             }
             _mm512_reduce_add_epi32(sum)
-        },
-        #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
-        Level::Avx2 if small_weights => unsafe {
-            // SAFETY: the build has AVX2; the chunks are 64-byte aligned.
+        }
+    }
+
+    /// [`super::screlu_sum`] on AVX2 with small weights.
+    ///
+    /// # Safety
+    /// The CPU has AVX2.
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn screlu_sum_avx2(acc: &[Chunk], weights: &[Chunk]) -> i32 {
+        unsafe {
             use std::arch::x86_64::*;
             let zero = _mm256_setzero_si256();
-            let qa = _mm256_set1_epi16(super::QA as i16);
+            let qa = _mm256_set1_epi16(QA as i16);
             let mut sum = _mm256_setzero_si256();
             for (a, w) in acc.iter().zip(weights) {
                 let ap = a.0.as_ptr() as *const __m256i;
@@ -420,16 +533,6 @@ pub fn screlu_sum(level: Level, acc: &[Chunk], weights: &[Chunk], small_weights:
                 }
             }
             let lanes: [i32; 8] = std::mem::transmute(sum);
-            lanes.iter().fold(0i32, |s, &x| s.wrapping_add(x))
-        },
-        _ => {
-            let mut lanes = [0i32; 32];
-            for (a, w) in acc.iter().zip(weights) {
-                for ((lane, &a), &w) in lanes.iter_mut().zip(&a.0).zip(&w.0) {
-                    let v = (a as i32).clamp(0, super::QA);
-                    *lane = lane.wrapping_add((v * v).wrapping_mul(w as i32));
-                }
-            }
             lanes.iter().fold(0i32, |s, &x| s.wrapping_add(x))
         }
     }

@@ -14,13 +14,13 @@ use crate::eval::batch::row_boards;
 use crate::eval::coefficients::for_each_counted;
 use crate::eval::endgame::Rule;
 use crate::eval::features::{self, COLUMNS as MASK_COLUMNS, is_distance_column};
-use crate::eval::terms::PairLanes;
 use crate::eval::weights::Weights;
 use crate::io::npz::NpzWriter;
 use crate::training::nnue::{FeatureSet, MAX_ACTIVE};
 pub use crate::training::selection::{Selection, select, select_range, traits_of_row};
 use pawnstorm_kernels::Color;
-use wide::{u64x4, u64x8};
+use pawnstorm_kernels::Lanes;
+use pawnstorm_kernels::simd::{LanesFn, dispatch};
 
 /// Blocks computed at once per worker thread before they are written.
 const BLOCKS_PER_THREAD: usize = 2;
@@ -162,7 +162,8 @@ struct TermExtras {
 /// The coefficients of `rows` of `block`, `L::WIDTH` positions at a time: dense rows into
 /// `dense` (`rows.len()` x W zeros), or, when `sparse`, the non-zeros appended to `indices`
 /// and `values` (with per-row counts in the extras).
-fn block_terms<L: PairLanes>(
+#[inline(always)]
+fn block_terms<L: Lanes>(
     prepared: &Prepared,
     block: &Block<'_>,
     rows: &[u32],
@@ -212,17 +213,42 @@ fn block_terms_on(
     indices: &mut Vec<i32>,
     values: &mut Vec<i16>,
 ) -> TermExtras {
-    match path {
-        features::Path::Scalar => {
-            block_terms::<u64>(prepared, block, rows, sparse, dense, indices, values)
-        }
-        features::Path::Simd4 => {
-            block_terms::<u64x4>(prepared, block, rows, sparse, dense, indices, values)
-        }
-        features::Path::Simd8 => {
-            block_terms::<u64x8>(prepared, block, rows, sparse, dense, indices, values)
+    struct Terms<'a, 'b> {
+        prepared: &'a Prepared,
+        block: &'a Block<'b>,
+        rows: &'a [u32],
+        sparse: bool,
+        dense: &'a mut [i16],
+        indices: &'a mut Vec<i32>,
+        values: &'a mut Vec<i16>,
+    }
+    impl LanesFn for Terms<'_, '_> {
+        type Output = TermExtras;
+        #[inline(always)]
+        fn call<L: Lanes>(self) -> TermExtras {
+            block_terms::<L>(
+                self.prepared,
+                self.block,
+                self.rows,
+                self.sparse,
+                self.dense,
+                self.indices,
+                self.values,
+            )
         }
     }
+    dispatch(
+        path,
+        Terms {
+            prepared,
+            block,
+            rows,
+            sparse,
+            dense,
+            indices,
+            values,
+        },
+    )
 }
 
 /// How `--kind terms` stores the coefficients.

@@ -209,44 +209,71 @@ fn first_squares(board: u64, n: u32) -> u64 {
 }
 
 /// Bit 0 of every nibble.
-#[cfg_attr(
-    not(all(target_arch = "x86_64", target_feature = "bmi2")),
-    allow(dead_code)
-)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 const NIBBLE_LOW_BITS: u64 = 0x1111_1111_1111_1111;
 
 /// A position packed: its occupied squares, and the code of each (its board's index,
 /// colour × 6 + type) one nibble per occupied square in ascending order, the first sixteen
 /// in the first word, lowest nibble first. Past 32 pieces (no legal position has them)
-/// only the first 32 squares are kept. With BMI2 (fast on the CPUs this is built for: Zen 3
+/// only the first 32 squares are kept. Where PEXT and PDEP are fast (chosen at run time: Zen 3
 /// and later, Intel since Haswell) a board's pieces are spread into their nibbles at once.
 #[inline]
 pub fn pack(boards: &[u64; 12]) -> (u64, [u64; 2]) {
-    #[cfg(all(target_arch = "x86_64", target_feature = "bmi2"))]
-    {
-        use std::arch::x86_64::{_pdep_u64, _pext_u64};
+    #[cfg(target_arch = "x86_64")]
+    if pawnstorm_kernels::simd::cpu().fast_pext {
+        // SAFETY: fast PEXT implies the CPU has BMI2.
+        return unsafe { bmi2::pack(boards) };
+    }
+    pack_portable(boards)
+}
+
+/// [`pack`] and [`unpack`] with BMI2's PEXT and PDEP, for CPUs where they are fast.
+#[cfg(target_arch = "x86_64")]
+mod bmi2 {
+    use std::arch::x86_64::{_pdep_u64, _pext_u64};
+
+    use super::{MAX_ACTIVE, NIBBLE_LOW_BITS, first_squares};
+
+    /// # Safety
+    /// The CPU has BMI2.
+    #[target_feature(enable = "bmi2,popcnt")]
+    pub unsafe fn pack(boards: &[u64; 12]) -> (u64, [u64; 2]) {
         let all = boards.iter().fold(0, |all, &board| all | board);
         let occupied = first_squares(all, MAX_ACTIVE as u32);
         let mut pieces = [0u64; 2];
         for (code, &board) in boards.iter().enumerate() {
-            // SAFETY: the build targets BMI2 (the cfg above).
-            unsafe {
-                let places = _pext_u64(board, occupied);
-                pieces[0] |= _pdep_u64(places & 0xffff, NIBBLE_LOW_BITS) * code as u64;
-                pieces[1] |= _pdep_u64(places >> 16, NIBBLE_LOW_BITS) * code as u64;
-            }
+            let places = _pext_u64(board, occupied);
+            pieces[0] |= _pdep_u64(places & 0xffff, NIBBLE_LOW_BITS) * code as u64;
+            pieces[1] |= _pdep_u64(places >> 16, NIBBLE_LOW_BITS) * code as u64;
         }
         (occupied, pieces)
     }
-    #[cfg(not(all(target_arch = "x86_64", target_feature = "bmi2")))]
-    pack_portable(boards)
+
+    /// # Safety
+    /// The CPU has BMI2.
+    #[target_feature(enable = "bmi2,popcnt")]
+    pub unsafe fn unpack(occupied: u64, pieces: [u64; 2]) -> [u64; 12] {
+        let mut boards = [0u64; 12];
+        let real = match occupied.count_ones() {
+            n if n >= 32 => u32::MAX as u64,
+            n => (1 << n) - 1,
+        };
+        for (code, board) in boards.iter_mut().enumerate() {
+            let mut places = 0;
+            for (half, &word) in pieces.iter().enumerate() {
+                // Nibbles equal to the code become zero; bit 0 of each marks a zero nibble.
+                let x = word ^ (code as u64 * NIBBLE_LOW_BITS);
+                let any = x | (x >> 1) | (x >> 2) | (x >> 3);
+                places |= _pext_u64(!any, NIBBLE_LOW_BITS) << (16 * half);
+            }
+            // Nibbles past the last piece are zero, White's pawn code: keep only real ones.
+            *board = _pdep_u64(places & real, occupied);
+        }
+        boards
+    }
 }
 
 /// [`pack`], one piece at a time: the reference.
-#[cfg_attr(
-    all(target_arch = "x86_64", target_feature = "bmi2", not(test)),
-    allow(dead_code)
-)]
 fn pack_portable(boards: &[u64; 12]) -> (u64, [u64; 2]) {
     let all = boards.iter().fold(0, |all, &board| all | board);
     let occupied = first_squares(all, MAX_ACTIVE as u32);
@@ -266,38 +293,15 @@ fn pack_portable(boards: &[u64; 12]) -> (u64, [u64; 2]) {
 /// The boards [`pack`] packed.
 #[inline]
 pub fn unpack(occupied: u64, pieces: [u64; 2]) -> [u64; 12] {
-    #[cfg(all(target_arch = "x86_64", target_feature = "bmi2"))]
-    {
-        use std::arch::x86_64::{_pdep_u64, _pext_u64};
-        let mut boards = [0u64; 12];
-        let real = match occupied.count_ones() {
-            n if n >= 32 => u32::MAX as u64,
-            n => (1 << n) - 1,
-        };
-        for (code, board) in boards.iter_mut().enumerate() {
-            let mut places = 0;
-            for (half, &word) in pieces.iter().enumerate() {
-                // Nibbles equal to the code become zero; bit 0 of each marks a zero nibble.
-                let x = word ^ (code as u64 * NIBBLE_LOW_BITS);
-                let any = x | (x >> 1) | (x >> 2) | (x >> 3);
-                // SAFETY: the build targets BMI2 (the cfg above).
-                places |= unsafe { _pext_u64(!any, NIBBLE_LOW_BITS) } << (16 * half);
-            }
-            // Nibbles past the last piece are zero, White's pawn code: keep only real ones.
-            // SAFETY: as above.
-            *board = unsafe { _pdep_u64(places & real, occupied) };
-        }
-        boards
+    #[cfg(target_arch = "x86_64")]
+    if pawnstorm_kernels::simd::cpu().fast_pext {
+        // SAFETY: fast PEXT implies the CPU has BMI2.
+        return unsafe { bmi2::unpack(occupied, pieces) };
     }
-    #[cfg(not(all(target_arch = "x86_64", target_feature = "bmi2")))]
     unpack_portable(occupied, pieces)
 }
 
 /// [`unpack`], one piece at a time: the reference.
-#[cfg_attr(
-    all(target_arch = "x86_64", target_feature = "bmi2", not(test)),
-    allow(dead_code)
-)]
 fn unpack_portable(occupied: u64, pieces: [u64; 2]) -> [u64; 12] {
     let mut boards = [0u64; 12];
     let mut b = occupied;

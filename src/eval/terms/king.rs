@@ -8,11 +8,11 @@ use pawnstorm_kernels::geometry::{
 };
 use pawnstorm_kernels::setwise::{bishop_attacks, knight_attacks, rook_attacks};
 
-use super::PairLanes;
 use super::{
     BISHOP, KING, KNIGHT, PAWN, QUEEN, ROOK, Sets, Sink, Term, any, difference, differences,
 };
 use crate::eval::weights::{Weight, Weights};
+use pawnstorm_kernels::Lanes;
 
 /// d4, e4, d5, e5 and the squares within one and two king steps of them.
 const CENTRE: [u64; 3] = [
@@ -30,7 +30,7 @@ pub(super) struct Geometry<L> {
     pub distances: [[L; 3]; 2],
 }
 
-impl<L: PairLanes> Geometry<L> {
+impl<L: Lanes> Geometry<L> {
     #[inline(always)]
     pub fn new(sets: &Sets<L>) -> Geometry<L> {
         let kings = sets.pieces[KING];
@@ -42,7 +42,7 @@ impl<L: PairLanes> Geometry<L> {
 
 /// King centralisation and the kings' distance to every pawn.
 #[inline(always)]
-pub(super) fn endgame_king<L: PairLanes, S: Sink<L>>(
+pub(super) fn endgame_king<L: Lanes, S: Sink<L>>(
     w: &Weights,
     sets: &Sets<L>,
     kings: &Geometry<L>,
@@ -75,11 +75,7 @@ pub(super) fn endgame_king<L: PairLanes, S: Sink<L>>(
 /// Own pawns one and two ranks in front of the king, enemy pawns two and three ranks in
 /// front (its file and the adjacent ones).
 #[inline(always)]
-pub(super) fn shelter_and_storm<L: PairLanes, S: Sink<L>>(
-    w: &Weights,
-    sets: &Sets<L>,
-    sink: &mut S,
-) {
+pub(super) fn shelter_and_storm<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
     let counts = |color: Color| {
         let side = color.index();
         let king = sets.pieces[KING][side];
@@ -110,7 +106,7 @@ pub(super) fn shelter_and_storm<L: PairLanes, S: Sink<L>>(
 /// The attacker side's pieces against the enemy king: zone attacks by kind, the number of
 /// kinds attacking, safe checks; and each king's file.
 #[inline(always)]
-pub(super) fn king_safety<L: PairLanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
+pub(super) fn king_safety<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
     let white = attack_on_king(sets, Color::White);
     let black = attack_on_king(sets, Color::Black);
     differences(
@@ -158,7 +154,7 @@ pub(super) fn king_safety<L: PairLanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>,
 
 /// White's and Black's per-kind counts with their weights, as [`differences`] takes them.
 #[inline(always)]
-fn per_kind<'w, L: PairLanes>(
+fn per_kind<'w, L: Lanes>(
     white: &[L; 4],
     black: &[L; 4],
     weights: &'w [Weight; 4],
@@ -185,7 +181,7 @@ struct KingAttack<L> {
 /// neighbours and the rank beyond those toward the attacker; a safe check square is one the
 /// kind attacks and could check from, holding no own piece, attacked by no enemy piece.
 #[inline(always)]
-fn attack_on_king<L: PairLanes>(sets: &Sets<L>, color: Color) -> KingAttack<L> {
+fn attack_on_king<L: Lanes>(sets: &Sets<L>, color: Color) -> KingAttack<L> {
     let side = color.index();
     let attacks = &sets.attacks[side];
     let king = sets.pieces[KING][1 - side];

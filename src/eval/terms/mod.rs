@@ -9,19 +9,17 @@
 //! several of them read (each side's pieces and attacks) are computed once, in [`Sets`].
 
 mod king;
-mod pair;
 mod passers;
 mod pawns;
 mod pieces;
 mod threats;
 
-use pawnstorm_kernels::Color;
 use pawnstorm_kernels::geometry::pawn_attacks;
 use pawnstorm_kernels::setwise::{bishop_attacks, king_attacks, knight_attacks, rook_attacks};
+use pawnstorm_kernels::{Color, Lanes};
 
 use super::weights::{Prepared, RankTable, Weight};
 
-pub use pair::PairLanes;
 pub use pawns::pawn_terms;
 pub use pieces::psqt_planes;
 
@@ -165,7 +163,7 @@ impl Term {
 
 /// Where term values go: summed (evaluation) or kept apart (breakdowns). Values are White's
 /// point of view, two's complement in each 64-bit lane.
-pub trait Sink<L: PairLanes> {
+pub trait Sink<L: Lanes> {
     fn add(&mut self, term: Term, value: L::Pair);
 
     /// `count` (White's minus Black's) times `weight`, a field of the [`Prepared`] weights
@@ -173,7 +171,7 @@ pub trait Sink<L: PairLanes> {
     /// record the counts instead (the training features' coefficients).
     #[inline(always)]
     fn times(&mut self, count: L, weight: &Weight) -> L::Pair {
-        L::weigh(count, *weight)
+        L::weigh(count, weight.mg, weight.eg)
     }
 
     /// The piece-square tables over `pieces` (White's pawns, Black's pawns, White's
@@ -186,11 +184,11 @@ pub trait Sink<L: PairLanes> {
 
 /// Sums every term: what scoring uses.
 #[derive(Clone, Copy, Debug)]
-pub struct Total<L: PairLanes> {
+pub struct Total<L: Lanes> {
     pub pair: L::Pair,
 }
 
-impl<L: PairLanes> Total<L> {
+impl<L: Lanes> Total<L> {
     pub fn new() -> Total<L> {
         Total {
             pair: L::pair_zero(),
@@ -210,13 +208,13 @@ impl<L: PairLanes> Total<L> {
     }
 }
 
-impl<L: PairLanes> Default for Total<L> {
+impl<L: Lanes> Default for Total<L> {
     fn default() -> Total<L> {
         Total::new()
     }
 }
 
-impl<L: PairLanes> Sink<L> for Total<L> {
+impl<L: Lanes> Sink<L> for Total<L> {
     #[inline(always)]
     fn add(&mut self, _: Term, value: L::Pair) {
         self.pair = L::pair_add(self.pair, value);
@@ -225,11 +223,11 @@ impl<L: PairLanes> Sink<L> for Total<L> {
 
 /// Keeps each term apart.
 #[derive(Clone, Copy, Debug)]
-pub struct PerTerm<L: PairLanes> {
+pub struct PerTerm<L: Lanes> {
     pub pairs: [L::Pair; Term::COUNT],
 }
 
-impl<L: PairLanes> PerTerm<L> {
+impl<L: Lanes> PerTerm<L> {
     pub fn new() -> PerTerm<L> {
         PerTerm {
             pairs: [L::pair_zero(); Term::COUNT],
@@ -252,13 +250,13 @@ impl<L: PairLanes> PerTerm<L> {
     }
 }
 
-impl<L: PairLanes> Default for PerTerm<L> {
+impl<L: Lanes> Default for PerTerm<L> {
     fn default() -> PerTerm<L> {
         PerTerm::new()
     }
 }
 
-impl<L: PairLanes> Sink<L> for PerTerm<L> {
+impl<L: Lanes> Sink<L> for PerTerm<L> {
     #[inline(always)]
     fn add(&mut self, term: Term, value: L::Pair) {
         let i = term as usize;
@@ -322,7 +320,7 @@ pub(crate) struct Sets<L> {
     pub black_to_move: L,
 }
 
-impl<L: PairLanes> Sets<L> {
+impl<L: Lanes> Sets<L> {
     #[inline(always)]
     fn new(boards: &Boards<L>) -> Sets<L> {
         let colors = boards.colors;
@@ -359,7 +357,7 @@ impl<L: PairLanes> Sets<L> {
 /// `color`'s attacks. Here and in every term function: a function rather than a closure
 /// passed to `array::map`, which LLVM leaves out of line (a third of the time went there).
 #[inline(always)]
-fn side_attacks<L: PairLanes>(color: Color, pieces: &[[L; 2]; 6], empty: L) -> Attacks<L> {
+fn side_attacks<L: Lanes>(color: Color, pieces: &[[L; 2]; 6], empty: L) -> Attacks<L> {
     let side = color.index();
     let piece = |kind: usize| pieces[kind][side];
     let by_kind = [
@@ -376,20 +374,14 @@ fn side_attacks<L: PairLanes>(color: Color, pieces: &[[L; 2]; 6], empty: L) -> A
 
 /// (White count - Black count) x weight.
 #[inline(always)]
-fn difference<L: PairLanes, S: Sink<L>>(
-    sink: &mut S,
-    term: Term,
-    white: L,
-    black: L,
-    weight: &Weight,
-) {
+fn difference<L: Lanes, S: Sink<L>>(sink: &mut S, term: Term, white: L, black: L, weight: &Weight) {
     let value = sink.times(white.sub(black), weight);
     sink.add(term, value);
 }
 
 /// A term made of several weighted White-minus-Black counts: `(white, black, weight)` each.
 #[inline(always)]
-fn differences<L: PairLanes, S: Sink<L>, const N: usize>(
+fn differences<L: Lanes, S: Sink<L>, const N: usize>(
     sink: &mut S,
     term: Term,
     parts: [(L, L, &Weight); N],
@@ -404,7 +396,7 @@ fn differences<L: PairLanes, S: Sink<L>, const N: usize>(
 /// Each byte (rank) of `b` replaced by its number of squares: every rank's count at once,
 /// with shifts and adds (on AVX2 one vector popcount costs as much as all eight).
 #[inline(always)]
-fn rank_counts<L: PairLanes>(b: L) -> L {
+fn rank_counts<L: Lanes>(b: L) -> L {
     let b = b.sub(b.shr(1) & L::splat(0x5555_5555_5555_5555));
     let pairs = L::splat(0x3333_3333_3333_3333);
     let b = (b & pairs).add(b.shr(2) & pairs);
@@ -414,7 +406,7 @@ fn rank_counts<L: PairLanes>(b: L) -> L {
 /// A White-minus-Black rank table over pawn sets, from the per-rank counts of
 /// [`rank_counts`], shared by both phases.
 #[inline(always)]
-fn rank_table<L: PairLanes, S: Sink<L>>(
+fn rank_table<L: Lanes, S: Sink<L>>(
     sink: &mut S,
     term: Term,
     ranks: &RankTable,
@@ -436,7 +428,7 @@ fn rank_table<L: PairLanes, S: Sink<L>>(
 /// `white_area` and `black_area`: one popcount, as Black's count is the area's size less
 /// the count of its complement in the area.
 #[inline(always)]
-fn confined_difference<L: PairLanes>(white: L, black: L, black_area: u64) -> L {
+fn confined_difference<L: Lanes>(white: L, black: L, black_area: u64) -> L {
     (white | (L::splat(black_area) & !black))
         .popcount()
         .sub(L::splat(black_area.count_ones() as u64))
@@ -444,13 +436,13 @@ fn confined_difference<L: PairLanes>(white: L, black: L, black_area: u64) -> L {
 
 /// 1 in lanes where `b` is not empty, 0 elsewhere.
 #[inline(always)]
-fn any<L: PairLanes>(b: L) -> L {
+fn any<L: Lanes>(b: L) -> L {
     !b.zero_mask() & L::splat(1)
 }
 
 /// Every term of `boards` into `sink`: the pawn terms, then the rest.
 #[inline(always)]
-pub fn all_terms<L: PairLanes, S: Sink<L>>(
+pub fn all_terms<L: Lanes, S: Sink<L>>(
     prepared: &Prepared,
     boards: &Boards<L>,
     sink: &mut S,
@@ -467,7 +459,7 @@ pub fn all_terms<L: PairLanes, S: Sink<L>>(
 
 /// Every other term, given the passed pawns from [`pawn_terms`] (or the pawn hash table).
 #[inline(always)]
-pub fn piece_terms<L: PairLanes, S: Sink<L>>(
+pub fn piece_terms<L: Lanes, S: Sink<L>>(
     prepared: &Prepared,
     boards: &Boards<L>,
     passed: [L; 2],

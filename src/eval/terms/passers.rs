@@ -5,17 +5,17 @@ use pawnstorm_kernels::Color;
 use pawnstorm_kernels::geometry::{distance_sum, north_fill, south_fill};
 use pawnstorm_kernels::pawns::{PassedDetail, passed_detail};
 
-use super::PairLanes;
 use super::king::Geometry;
 use super::{ROOK, Sets, Sink, Term, difference, differences, rank_table};
 use crate::eval::weights::Weights;
+use pawnstorm_kernels::Lanes;
 
 const RANK_1: u64 = 0xff;
 const RANK_8: u64 = 0xff << 56;
 
 /// Every passer term but the pawn-only ones, given both sides' passed pawns.
 #[inline(always)]
-pub(super) fn passer_terms<L: PairLanes, S: Sink<L>>(
+pub(super) fn passer_terms<L: Lanes, S: Sink<L>>(
     w: &Weights,
     sets: &Sets<L>,
     kings: &Geometry<L>,
@@ -33,11 +33,7 @@ pub(super) fn passer_terms<L: PairLanes, S: Sink<L>>(
 }
 
 #[inline(always)]
-fn path_and_rooks<L: PairLanes, S: Sink<L>>(
-    w: &Weights,
-    details: &[PassedDetail<L>; 2],
-    sink: &mut S,
-) {
+fn path_and_rooks<L: Lanes, S: Sink<L>>(w: &Weights, details: &[PassedDetail<L>; 2], sink: &mut S) {
     let [white, black] = details;
     rank_table(
         sink,
@@ -81,7 +77,7 @@ fn path_and_rooks<L: PairLanes, S: Sink<L>>(
 
 /// Passers next to their own king; king steps from each passer to both kings.
 #[inline(always)]
-fn king_support<L: PairLanes, S: Sink<L>>(
+fn king_support<L: Lanes, S: Sink<L>>(
     w: &Weights,
     kings: &Geometry<L>,
     passed: [L; 2],
@@ -111,7 +107,7 @@ fn king_support<L: PairLanes, S: Sink<L>>(
 
 /// Passers the enemy king cannot catch when the enemy has no pieces.
 #[inline(always)]
-fn unstoppable<L: PairLanes, S: Sink<L>>(
+fn unstoppable<L: Lanes, S: Sink<L>>(
     w: &Weights,
     sets: &Sets<L>,
     kings: &Geometry<L>,
@@ -144,7 +140,7 @@ fn unstoppable<L: PairLanes, S: Sink<L>>(
 /// `reach` this is) cannot reach in time: by the rule of the square, with a tempo more where
 /// `defender_to_move` is all ones, and the double step from the second rank.
 #[inline(always)]
-fn escaped_passers<L: PairLanes>(
+fn escaped_passers<L: Lanes>(
     color: Color,
     free_passers: L,
     reach: &[L; 8],

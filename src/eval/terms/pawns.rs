@@ -4,14 +4,14 @@ use pawnstorm_kernels::Color;
 use pawnstorm_kernels::geometry::{east, pawn_attacks, west};
 use pawnstorm_kernels::pawns::{Structure, structure};
 
-use super::PairLanes;
 use super::{Sink, Term, difference, rank_table};
 use crate::eval::weights::{Prepared, Weight};
+use pawnstorm_kernels::Lanes;
 
 /// The pawn-structure terms (`docs/DEFINITIONS.md`'s masks) into `sink`. Returns the passed pawns of
 /// White and Black, which the passer terms and the pawn hash table need.
 #[inline(always)]
-pub fn pawn_terms<L: PairLanes, S: Sink<L>>(
+pub fn pawn_terms<L: Lanes, S: Sink<L>>(
     prepared: &Prepared,
     white_pawns: L,
     black_pawns: L,
@@ -48,7 +48,7 @@ pub fn pawn_terms<L: PairLanes, S: Sink<L>>(
 
 /// White's minus Black's pawns in one structure mask, times `weight`.
 #[inline(always)]
-fn count<L: PairLanes, S: Sink<L>>(
+fn count<L: Lanes, S: Sink<L>>(
     sink: &mut S,
     term: Term,
     [white, black]: [&Structure<L>; 2],

@@ -4,16 +4,16 @@
 use pawnstorm_kernels::Color;
 use pawnstorm_kernels::geometry::{attack_span, backward, file_fill};
 
-use super::PairLanes;
 use super::{
     BISHOP, KNIGHT, LIGHT_SQUARES, Meta, PAWN, QUEEN, ROOK, SIGNATURE_BITS, Sets, Sink, Term, any,
     confined_difference, difference, differences,
 };
 use crate::eval::weights::{Planes, Prepared, Weights};
+use pawnstorm_kernels::Lanes;
 
 /// `counts[kind][side]`: each side's pawns, knights, bishops, rooks and queens.
 #[inline(always)]
-pub(super) fn counts<L: PairLanes>(sets: &Sets<L>) -> [[L; 2]; 5] {
+pub(super) fn counts<L: Lanes>(sets: &Sets<L>) -> [[L; 2]; 5] {
     let mut counts = [[L::splat(0); 2]; 5];
     for (count, [white, black]) in counts.iter_mut().zip(&sets.pieces) {
         *count = [white.popcount(), black.popcount()];
@@ -22,7 +22,7 @@ pub(super) fn counts<L: PairLanes>(sets: &Sets<L>) -> [[L; 2]; 5] {
 }
 
 #[inline(always)]
-pub(super) fn material<L: PairLanes, S: Sink<L>>(w: &Weights, counts: &[[L; 2]; 5], sink: &mut S) {
+pub(super) fn material<L: Lanes, S: Sink<L>>(w: &Weights, counts: &[[L; 2]; 5], sink: &mut S) {
     let mut sum = L::pair_zero();
     for (count, weight) in counts.iter().zip(&w.material) {
         sum = L::pair_add(sum, sink.times(count[0].sub(count[1]), weight));
@@ -31,7 +31,7 @@ pub(super) fn material<L: PairLanes, S: Sink<L>>(w: &Weights, counts: &[[L; 2]; 
 }
 
 #[inline(always)]
-pub(super) fn psqt<L: PairLanes, S: Sink<L>>(prepared: &Prepared, sets: &Sets<L>, sink: &mut S) {
+pub(super) fn psqt<L: Lanes, S: Sink<L>>(prepared: &Prepared, sets: &Sets<L>, sink: &mut S) {
     // Planes are laid out White's pawns, Black's pawns, White's knights, ...
     let mut pieces = [L::splat(0); 12];
     for (i, set) in pieces.iter_mut().enumerate() {
@@ -44,7 +44,7 @@ pub(super) fn psqt<L: PairLanes, S: Sink<L>>(prepared: &Prepared, sets: &Sets<L>
 
 /// The tables' (mg, eg) over the 12 piece sets of [`psqt`], through the prepared planes.
 #[inline(always)]
-pub fn psqt_planes<L: PairLanes>(prepared: &Prepared, pieces: &[L; 12], count: L) -> L::Pair {
+pub fn psqt_planes<L: Lanes>(prepared: &Prepared, pieces: &[L; 12], count: L) -> L::Pair {
     L::pair(
         plane_sum(&prepared.psqt.mg, pieces, count),
         plane_sum(&prepared.psqt.eg, pieces, count),
@@ -54,7 +54,7 @@ pub fn psqt_planes<L: PairLanes>(prepared: &Prepared, pieces: &[L; 12], count: L
 /// The sum of the planes' tables over the disjoint `sets`; `count` is the number of pieces
 /// in all of them.
 #[inline(always)]
-fn plane_sum<L: PairLanes, const N: usize>(planes: &Planes, sets: &[L; N], count: L) -> L {
+fn plane_sum<L: Lanes, const N: usize>(planes: &Planes, sets: &[L; N], count: L) -> L {
     let mut sum = count.mul_i32(L::splat(planes.offset as i64 as u64));
     for j in 0..planes.bits {
         let mut hits = L::splat(0);
@@ -68,7 +68,7 @@ fn plane_sum<L: PairLanes, const N: usize>(planes: &Planes, sets: &[L; N], count
 
 /// Squares attacked set-wise by each kind, outside own pieces and the enemy pawns' attacks.
 #[inline(always)]
-pub(super) fn mobility<L: PairLanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
+pub(super) fn mobility<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
     let area = |side: usize| !sets.colors[side] & !sets.attacks[1 - side].by_kind[PAWN];
     let area = [area(0), area(1)];
     let mut sum = L::pair_zero();
@@ -81,7 +81,7 @@ pub(super) fn mobility<L: PairLanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, si
 }
 
 #[inline(always)]
-pub(super) fn bishop_pair<L: PairLanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
+pub(super) fn bishop_pair<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
     let pair = |b: L| any(b & b.sub(L::splat(1)));
     let [white, black] = sets.pieces[BISHOP];
     difference(
@@ -94,14 +94,14 @@ pub(super) fn bishop_pair<L: PairLanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>,
 }
 
 #[inline(always)]
-pub(super) fn tempo<L: PairLanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
+pub(super) fn tempo<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
     let black = sets.black_to_move & L::splat(1);
     difference(sink, Term::Tempo, black ^ L::splat(1), black, &w.tempo);
 }
 
 /// The game phase (not yet capped) and the material signature.
 #[inline(always)]
-pub(super) fn meta<L: PairLanes>(counts: &[[L; 2]; 5], light_bishops: [L; 2]) -> Meta<L> {
+pub(super) fn meta<L: Lanes>(counts: &[[L; 2]; 5], light_bishops: [L; 2]) -> Meta<L> {
     let both = |kind: usize| counts[kind][0].add(counts[kind][1]);
     let phase = both(KNIGHT)
         .add(both(BISHOP))
@@ -125,7 +125,7 @@ pub(super) fn meta<L: PairLanes>(counts: &[[L; 2]; 5], light_bishops: [L; 2]) ->
 /// Rooks and queens on half-open files (no own pawn, an enemy pawn) and open files (no
 /// pawn at all).
 #[inline(always)]
-pub(super) fn files<L: PairLanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
+pub(super) fn files<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
     let pawn_files = [
         file_fill(sets.pieces[PAWN][0]),
         file_fill(sets.pieces[PAWN][1]),
@@ -157,7 +157,7 @@ pub(super) fn files<L: PairLanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink:
 
 /// Rooks on the side's seventh rank.
 #[inline(always)]
-pub(super) fn rook_seventh<L: PairLanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
+pub(super) fn rook_seventh<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
     let [white, black] = sets.pieces[ROOK];
     let (white_seventh, black_seventh) = (0xff << 48, 0xff << 8);
     let count = confined_difference(
@@ -172,7 +172,7 @@ pub(super) fn rook_seventh<L: PairLanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>
 /// Knights and bishops on the side's ranks 4 to 6, defended by an own pawn, on a square no
 /// enemy pawn can ever attack (outside the enemy pawns' attack span).
 #[inline(always)]
-pub(super) fn outposts<L: PairLanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
+pub(super) fn outposts<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
     let squares = |color: Color| {
         let side = color.index();
         let ranks = match color {
@@ -197,7 +197,7 @@ pub(super) fn outposts<L: PairLanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, si
 
 /// For each bishop, the own pawns on squares of its colour.
 #[inline(always)]
-pub(super) fn bad_bishops<L: PairLanes, S: Sink<L>>(
+pub(super) fn bad_bishops<L: Lanes, S: Sink<L>>(
     w: &Weights,
     sets: &Sets<L>,
     counts: &[[L; 2]; 5],
@@ -222,7 +222,7 @@ const SPACE_AREA: [u64; 2] = [0x3c3c_3c00, 0x003c_3c3c_0000_0000];
 /// once more when they are at most three squares behind an own pawn on its file and not
 /// attacked by any enemy piece.
 #[inline(always)]
-pub(super) fn space<L: PairLanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
+pub(super) fn space<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
     // Both sides' sets lie in their own areas: White's and Black's counts share popcounts.
     let sets_of = |color: Color| {
         let side = color.index();

@@ -5,12 +5,12 @@ use pawnstorm_kernels::Color;
 use pawnstorm_kernels::geometry::pawn_attacks;
 use pawnstorm_kernels::pawns::{double_pushes, single_pushes};
 
-use super::PairLanes;
 use super::{BISHOP, KING, KNIGHT, PAWN, QUEEN, ROOK, Sets, Sink, Term, difference};
 use crate::eval::weights::Weights;
+use pawnstorm_kernels::Lanes;
 
 #[inline(always)]
-pub(super) fn threats<L: PairLanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
+pub(super) fn threats<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
     let (white, black) = (
         side_threats(sets, Color::White),
         side_threats(sets, Color::Black),
@@ -31,7 +31,7 @@ pub(super) fn threats<L: PairLanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sin
 /// `color`'s threats, counted in enemy pieces: attacked by a pawn; attacked by a lesser
 /// piece; hanging; attacked after a safe pawn push.
 #[inline(always)]
-fn side_threats<L: PairLanes>(sets: &Sets<L>, color: Color) -> [L; 4] {
+fn side_threats<L: Lanes>(sets: &Sets<L>, color: Color) -> [L; 4] {
     let (side, enemy) = (color.index(), 1 - color.index());
     let ours = &sets.attacks[side];
     let theirs = &sets.attacks[enemy];

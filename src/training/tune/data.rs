@@ -8,8 +8,8 @@
 //! positions, against 930 MB dense.
 
 use bytemuck::{Pod, Zeroable};
+use pawnstorm_kernels::simd::{LanesFn, dispatch};
 use rayon::prelude::*;
-use wide::{u64x4, u64x8};
 
 use super::{Rng, mix};
 use crate::db::{Block, Database, DbError, NO_GAME, NO_RESULT, NO_SCORE};
@@ -17,10 +17,10 @@ use crate::eval::batch::row_boards;
 use crate::eval::coefficients::{Extras, for_each_counted};
 use crate::eval::endgame::Rule;
 use crate::eval::features::Path;
-use crate::eval::terms::PairLanes;
 use crate::eval::{Evaluator, Prepared, Weights};
 use crate::export::filters::{self, Dropped, Filter};
 use crate::movegen::Board;
+use pawnstorm_kernels::Lanes;
 
 /// One nonzero count of a position: the weight's place in file order and the count
 /// (White's minus Black's).
@@ -398,21 +398,49 @@ fn load_block(
         }
         kept.push((row, result, score));
     }
-    let (train, held) = match options.path {
-        Path::Scalar => counted::<u64>(block, &kept, first, source, prepared, options, &mut counts),
-        Path::Simd4 => {
-            counted::<u64x4>(block, &kept, first, source, prepared, options, &mut counts)
+    struct Counted<'a, 'b> {
+        block: &'a Block<'b>,
+        kept: &'a [(usize, i8, i32)],
+        first: u64,
+        source: u32,
+        prepared: &'a Prepared,
+        options: &'a LoadOptions,
+        counts: &'a mut LoadCounts,
+    }
+    impl LanesFn for Counted<'_, '_> {
+        type Output = (Positions, Positions);
+        #[inline(always)]
+        fn call<L: Lanes>(self) -> Self::Output {
+            counted::<L>(
+                self.block,
+                self.kept,
+                self.first,
+                self.source,
+                self.prepared,
+                self.options,
+                self.counts,
+            )
         }
-        Path::Simd8 => {
-            counted::<u64x8>(block, &kept, first, source, prepared, options, &mut counts)
-        }
-    };
+    }
+    let (train, held) = dispatch(
+        options.path,
+        Counted {
+            block,
+            kept: &kept,
+            first,
+            source,
+            prepared,
+            options,
+            counts: &mut counts,
+        },
+    );
     Ok((train, held, counts))
 }
 
 /// The counts of the `kept` rows (row, result, score) of `block`, `L::WIDTH` at a time,
 /// into training and held-out positions; those a rule scores are dropped.
-fn counted<L: PairLanes>(
+#[inline(always)]
+fn counted<L: Lanes>(
     block: &Block<'_>,
     kept: &[(usize, i8, i32)],
     first: u64,
