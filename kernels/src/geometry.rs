@@ -1,6 +1,7 @@
 //! Set-wise geometry on lanes of bitboards: shifts that never wrap round the board, fills,
 //! spans and king dilation. Every east/west step masks the file it would wrap into.
 
+use crate::simd::inlined;
 use crate::{Color, Lanes};
 
 const FILE_A: u64 = 0x0101_0101_0101_0101;
@@ -131,7 +132,11 @@ pub fn king_dilate<L: Lanes>(b: L) -> L {
 /// The squares within `steps` king steps of `b`.
 #[inline(always)]
 pub fn king_dilate_times<L: Lanes>(b: L, steps: u32) -> L {
-    (0..steps).fold(b, |b, _| king_dilate(b))
+    let mut b = b;
+    for _ in 0..steps {
+        b = king_dilate(b);
+    }
+    b
 }
 
 /// Sum over the squares of `set` of the Chebyshev (king-step) distance to `king`, a single
@@ -183,7 +188,10 @@ pub fn king_reach<L: Lanes>(king: L) -> [L; 8] {
 /// popcounts ([`distance_sum`]) instead of seven.
 #[inline(always)]
 pub fn distance_planes<L: Lanes>(reach: &[L; 8]) -> [L; 3] {
-    let ring = |d: usize| reach[d] & !reach[d - 1];
+    let ring = inlined(
+        #[inline(always)]
+        |d: usize| reach[d] & !reach[d - 1],
+    );
     [
         ring(1) | ring(3) | ring(5) | !reach[6],
         (reach[3] & !reach[1]) | !reach[5],
@@ -208,11 +216,14 @@ pub fn king_distance_planes<L: Lanes>(king: L) -> [L; 3] {
     // a constant, repeated on every rank (the multiply makes four copies, the shift
     // eight). Bit 0 is the files of the other colour of square: odd files for a king on
     // an even file.
-    let files = |table: u64| {
-        let byte = L::splat(table).shr_each(file8) & L::splat(0xff);
-        let four = byte.mul_i32(L::splat(0x0101_0101));
-        four | four.shl(32)
-    };
+    let files = inlined(
+        #[inline(always)]
+        |table: u64| {
+            let byte = L::splat(table).shr_each(file8) & L::splat(0xff);
+            let four = byte.mul_i32(L::splat(0x0101_0101));
+            four | four.shl(32)
+        },
+    );
     let f0 = L::splat(0xaaaa_aaaa_aaaa_aaaa).shr_each(index & L::splat(1));
     let (f1, f2) = (files(FILE_DISTANCE_BITS[1]), files(FILE_DISTANCE_BITS[2]));
     // Bit b of every rank's distance to the king's rank, as whole ranks: the ranks at
@@ -226,7 +237,10 @@ pub fn king_distance_planes<L: Lanes>(king: L) -> [L; 3] {
     // max(file distance, rank distance), bit-sliced: where the file distance is larger,
     // its bits, else the rank distance's; bit 2 of the larger is either's bit 2.
     let file_larger = (f2 & !r2) | (!(f2 ^ r2) & ((f1 & !r1) | (!(f1 ^ r1) & f0 & !r0)));
-    let larger = |f: L, r: L| (f & file_larger) | (r & !file_larger);
+    let larger = inlined(
+        #[inline(always)]
+        |f: L, r: L| (f & file_larger) | (r & !file_larger),
+    );
     let no_king = king.zero_mask();
     [
         larger(f0, r0) | no_king,
@@ -303,25 +317,43 @@ mod tests {
     #[test]
     fn distance_planes_sum_distances() {
         let mut state = 0x1234_5678_9abc_def1u64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = inlined(
+            #[inline(always)]
+            || {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state
+            },
+        );
         for king in 0..64u32 {
             let k = 1u64 << king;
             let planes = distance_planes(&king_reach(k));
-            for set in (0..50).map(|_| next() & next()).chain([!0u64, 0]) {
+            for set in (0..50)
+                .map(
+                    #[inline(always)]
+                    |_| next() & next(),
+                )
+                .chain([!0u64, 0])
+            {
                 let expected: u64 = (0..64)
-                    .filter(|s| set >> s & 1 == 1)
-                    .map(|s| chebyshev(s, king))
+                    .filter(
+                        #[inline(always)]
+                        |s| set >> s & 1 == 1,
+                    )
+                    .map(
+                        #[inline(always)]
+                        |s| chebyshev(s, king),
+                    )
                     .sum();
                 assert_eq!(distance_sum(set, &planes), expected);
                 assert_eq!(king_distance_sum(set, k), expected);
             }
             assert_eq!(king_distance_planes(k), planes, "king on {king}");
-            let sets: [u64; 8] = std::array::from_fn(|_| next());
+            let sets: [u64; 8] = std::array::from_fn(
+                #[inline(always)]
+                |_| next(),
+            );
             for path in Path::every() {
                 dispatch(path, DistanceOnLanes { sets, king: k });
             }
@@ -354,7 +386,10 @@ mod tests {
                 L::load(&self.sets),
                 &distance_planes(&king_reach(L::splat(self.king))),
             );
-            let expected = self.sets.map(|s| distance_sum(s, &planes));
+            let expected = self.sets.map(
+                #[inline(always)]
+                |s| distance_sum(s, &planes),
+            );
             assert_eq!(lanes.to_array()[..L::WIDTH], expected[..L::WIDTH]);
         }
     }
@@ -364,10 +399,22 @@ mod tests {
         type Output = ();
         #[inline(always)]
         fn call<L: Lanes>(self) {
-            let kings: Vec<u64> = (0..64).map(|s| 1u64 << s).chain([0, 0, 0, 0]).collect();
+            let kings: Vec<u64> = (0..64)
+                .map(
+                    #[inline(always)]
+                    |s| 1u64 << s,
+                )
+                .chain([0, 0, 0, 0])
+                .collect();
             for start in 0..kings.len() - 8 {
-                let lanes: [u64; 8] = std::array::from_fn(|i| kings[(start + 3 * i) % kings.len()]);
-                let expected = lanes.map(|k| distance_planes(&king_reach(k)));
+                let lanes: [u64; 8] = std::array::from_fn(
+                    #[inline(always)]
+                    |i| kings[(start + 3 * i) % kings.len()],
+                );
+                let expected = lanes.map(
+                    #[inline(always)]
+                    |k| distance_planes(&king_reach(k)),
+                );
                 let planes = king_distance_planes(L::load(&lanes));
                 for (i, want) in expected.iter().enumerate().take(L::WIDTH) {
                     for b in 0..3 {

@@ -182,6 +182,7 @@ pub(crate) mod packed {
 
     const LOW: u64 = 0xffff_ffff;
     /// The top bit of each half.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     const TOPS: u64 = 0x8000_0000_8000_0000;
 
     #[inline(always)]
@@ -193,6 +194,7 @@ pub(crate) mod packed {
 
     /// Two 32-bit wrapping adds per lane: the halves' low 31 bits added without the top
     /// bits (so no carry crosses), then the top bits put back by xor.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     #[inline(always)]
     pub fn add<L: Lanes>(a: L, b: L) -> L {
         let low = (a & L::splat(!TOPS)).add(b & L::splat(!TOPS));
@@ -231,7 +233,10 @@ pub(crate) mod portable {
                 }
                 #[inline(always)]
                 fn zip(self, other: Self, f: impl Fn(u64, u64) -> u64) -> Self {
-                    $name(std::array::from_fn(|i| f(self.0[i], other.0[i])))
+                    $name(std::array::from_fn(
+                        #[inline(always)]
+                        |i| f(self.0[i], other.0[i]),
+                    ))
                 }
             }
 
@@ -239,28 +244,43 @@ pub(crate) mod portable {
                 type Output = Self;
                 #[inline(always)]
                 fn bitand(self, other: Self) -> Self {
-                    self.zip(other, |a, b| a & b)
+                    self.zip(
+                        other,
+                        #[inline(always)]
+                        |a, b| a & b,
+                    )
                 }
             }
             impl BitOr for $name {
                 type Output = Self;
                 #[inline(always)]
                 fn bitor(self, other: Self) -> Self {
-                    self.zip(other, |a, b| a | b)
+                    self.zip(
+                        other,
+                        #[inline(always)]
+                        |a, b| a | b,
+                    )
                 }
             }
             impl BitXor for $name {
                 type Output = Self;
                 #[inline(always)]
                 fn bitxor(self, other: Self) -> Self {
-                    self.zip(other, |a, b| a ^ b)
+                    self.zip(
+                        other,
+                        #[inline(always)]
+                        |a, b| a ^ b,
+                    )
                 }
             }
             impl Not for $name {
                 type Output = Self;
                 #[inline(always)]
                 fn not(self) -> Self {
-                    self.map(|a| !a)
+                    self.map(
+                        #[inline(always)]
+                        |a| !a,
+                    )
                 }
             }
 
@@ -280,39 +300,71 @@ pub(crate) mod portable {
                 }
                 #[inline(always)]
                 fn shl(self, bits: u32) -> Self {
-                    self.map(|a| a << bits)
+                    self.map(
+                        #[inline(always)]
+                        |a| a << bits,
+                    )
                 }
                 #[inline(always)]
                 fn shr(self, bits: u32) -> Self {
-                    self.map(|a| a >> bits)
+                    self.map(
+                        #[inline(always)]
+                        |a| a >> bits,
+                    )
                 }
                 #[inline(always)]
                 fn shl_each(self, bits: Self) -> Self {
-                    self.zip(bits, |a, b| a << b)
+                    self.zip(
+                        bits,
+                        #[inline(always)]
+                        |a, b| a << b,
+                    )
                 }
                 #[inline(always)]
                 fn shr_each(self, bits: Self) -> Self {
-                    self.zip(bits, |a, b| a >> b)
+                    self.zip(
+                        bits,
+                        #[inline(always)]
+                        |a, b| a >> b,
+                    )
                 }
                 #[inline(always)]
                 fn add(self, other: Self) -> Self {
-                    self.zip(other, u64::wrapping_add)
+                    self.zip(
+                        other,
+                        #[inline(always)]
+                        |a, b| a.wrapping_add(b),
+                    )
                 }
                 #[inline(always)]
                 fn sub(self, other: Self) -> Self {
-                    self.zip(other, u64::wrapping_sub)
+                    self.zip(
+                        other,
+                        #[inline(always)]
+                        |a, b| a.wrapping_sub(b),
+                    )
                 }
                 #[inline(always)]
                 fn mul_i32(self, other: Self) -> Self {
-                    self.zip(other, |a, b| a.mul_i32(b))
+                    self.zip(
+                        other,
+                        #[inline(always)]
+                        |a, b| a.mul_i32(b),
+                    )
                 }
                 #[inline(always)]
                 fn popcount(self) -> Self {
-                    self.map(|a| a.count_ones() as u64)
+                    self.map(
+                        #[inline(always)]
+                        |a| a.count_ones() as u64,
+                    )
                 }
                 #[inline(always)]
                 fn zero_mask(self) -> Self {
-                    self.map(|a| a.zero_mask())
+                    self.map(
+                        #[inline(always)]
+                        |a| a.zero_mask(),
+                    )
                 }
 
                 type Pair = Self;
@@ -327,11 +379,15 @@ pub(crate) mod portable {
                 #[inline(always)]
                 fn pair_add(a: Self, b: Self) -> Self {
                     // Two i32 adds a lane, written as such: the compiler's 32-bit vector add.
-                    a.zip(b, |a, b| {
-                        let low = (a as u32).wrapping_add(b as u32) as u64;
-                        let high = ((a >> 32) as u32).wrapping_add((b >> 32) as u32) as u64;
-                        low | high << 32
-                    })
+                    a.zip(
+                        b,
+                        #[inline(always)]
+                        |a, b| {
+                            let low = (a as u32).wrapping_add(b as u32) as u64;
+                            let high = ((a >> 32) as u32).wrapping_add((b >> 32) as u32) as u64;
+                            low | high << 32
+                        },
+                    )
                 }
                 #[inline(always)]
                 fn pair(mg: Self, eg: Self) -> Self {

@@ -2,6 +2,7 @@
 //! masks (as `docs/DEFINITIONS.md` defines them). "Ahead" is toward the colour's promotion rank.
 
 use crate::geometry::*;
+use crate::simd::inlined;
 use crate::{Color, Lanes};
 
 const RANK_1: u64 = 0xff;
@@ -129,7 +130,10 @@ pub fn structure<L: Lanes>(color: Color, own: L, enemy: L) -> Structure<L> {
 /// is what lets these be shared.
 #[inline(always)]
 pub fn structure_both<L: Lanes>(white: L, black: L) -> [Structure<L>; 2] {
-    let beside = |b: L| east(b) | west(b);
+    let beside = inlined(
+        #[inline(always)]
+        |b: L| east(b) | west(b),
+    );
     let (white_north, white_south) = (north_fill(white), south_fill(white));
     let (black_north, black_south) = (north_fill(black), south_fill(black));
     let (white_beside, black_beside) = (beside(white), beside(black));
@@ -187,10 +191,13 @@ pub struct PassedDetail<L> {
 fn occluded_forward_fill<L: Lanes>(color: Color, from: L, empty: L) -> L {
     let (mut filled, mut open) = (from, empty);
     for bits in [8u32, 16, 32] {
-        let shift = |b: L| match color {
-            Color::White => b.shl(bits),
-            Color::Black => b.shr(bits),
-        };
+        let shift = inlined(
+            #[inline(always)]
+            |b: L| match color {
+                Color::White => b.shl(bits),
+                Color::Black => b.shr(bits),
+            },
+        );
         filled = filled | (open & shift(filled));
         open = open & shift(open);
     }
@@ -294,13 +301,32 @@ mod tests {
         #[inline(always)]
         fn call<L: Lanes>(self) {
             for chunk in self.0.chunks_exact(L::WIDTH) {
-                let white: Vec<u64> = chunk.iter().map(|p| p.0).collect();
-                let black: Vec<u64> = chunk.iter().map(|p| p.1).collect();
+                let white: Vec<u64> = chunk
+                    .iter()
+                    .map(
+                        #[inline(always)]
+                        |p| p.0,
+                    )
+                    .collect();
+                let black: Vec<u64> = chunk
+                    .iter()
+                    .map(
+                        #[inline(always)]
+                        |p| p.1,
+                    )
+                    .collect();
                 let lanes = structure_both(L::load(&white), L::load(&black));
                 for (i, &(w, b)) in chunk.iter().enumerate() {
                     let scalar = structure_both(w, b);
                     for colour in 0..2 {
-                        assert_eq!(pick(&lanes[colour], |v| v.to_array()[i]), scalar[colour]);
+                        assert_eq!(
+                            pick(
+                                &lanes[colour],
+                                #[inline(always)]
+                                |v| v.to_array()[i]
+                            ),
+                            scalar[colour]
+                        );
                     }
                 }
             }

@@ -217,8 +217,16 @@ mod tests {
     #[test]
     fn setwise_attacks_match_ray_walks() {
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut cases: Vec<(u64, u64)> = (0..64).map(|sq| (1u64 << sq, 0)).collect();
-        cases.extend((0..64).map(|sq| (1u64 << sq, 0x00ff_0000_0000_ff00)));
+        let mut cases: Vec<(u64, u64)> = (0..64)
+            .map(
+                #[inline(always)]
+                |sq| (1u64 << sq, 0),
+            )
+            .collect();
+        cases.extend((0..64).map(
+            #[inline(always)]
+            |sq| (1u64 << sq, 0x00ff_0000_0000_ff00),
+        ));
         for _ in 0..20_000 {
             let from = xorshift(&mut state) & xorshift(&mut state) & xorshift(&mut state);
             let blockers = xorshift(&mut state) & xorshift(&mut state);
@@ -246,15 +254,45 @@ mod tests {
         #[inline(always)]
         fn call<L: Lanes>(self) {
             for chunk in self.0.chunks_exact(L::WIDTH) {
-                let from: Vec<u64> = chunk.iter().map(|c| c.0).collect();
-                let empty: Vec<u64> = chunk.iter().map(|c| !c.1).collect();
-                let expected: Vec<u64> = chunk.iter().map(|c| queen_attacks(c.0, !c.1)).collect();
+                let from: Vec<u64> = chunk
+                    .iter()
+                    .map(
+                        #[inline(always)]
+                        |c| c.0,
+                    )
+                    .collect();
+                let empty: Vec<u64> = chunk
+                    .iter()
+                    .map(
+                        #[inline(always)]
+                        |c| !c.1,
+                    )
+                    .collect();
+                let expected: Vec<u64> = chunk
+                    .iter()
+                    .map(
+                        #[inline(always)]
+                        |c| queen_attacks(c.0, !c.1),
+                    )
+                    .collect();
                 let out = queen_attacks(L::load(&from), L::load(&empty)).to_array();
                 assert_eq!(&out[..L::WIDTH], expected.as_slice());
-                let knights: Vec<u64> = chunk.iter().map(|c| knight_attacks(c.0)).collect();
+                let knights: Vec<u64> = chunk
+                    .iter()
+                    .map(
+                        #[inline(always)]
+                        |c| knight_attacks(c.0),
+                    )
+                    .collect();
                 let out = knight_attacks(L::load(&from)).to_array();
                 assert_eq!(&out[..L::WIDTH], knights.as_slice());
-                let kings: Vec<u64> = chunk.iter().map(|c| king_attacks(c.0)).collect();
+                let kings: Vec<u64> = chunk
+                    .iter()
+                    .map(
+                        #[inline(always)]
+                        |c| king_attacks(c.0),
+                    )
+                    .collect();
                 let out = king_attacks(L::load(&from)).to_array();
                 assert_eq!(&out[..L::WIDTH], kings.as_slice());
             }

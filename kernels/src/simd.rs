@@ -188,6 +188,16 @@ pub trait LanesFn {
     fn call<L: Lanes>(self) -> Self::Output;
 }
 
+/// Hands back the closure it is given. For closures in kernels, as
+/// `let f = inlined(#[inline(always)] |x| ...)`: an attribute on a closure is only
+/// accepted where the closure is an argument, and a kernel's closures must be inlined like
+/// the rest of it (a closure compiled on its own is compiled without the level's
+/// instruction sets, and its every lane operation becomes a call).
+#[inline(always)]
+pub fn inlined<F>(closure: F) -> F {
+    closure
+}
+
 /// Runs `kernel` on `path`'s lanes, compiled for `path`'s instruction set.
 #[inline]
 pub fn dispatch<F: LanesFn>(path: Path, kernel: F) -> F::Output {

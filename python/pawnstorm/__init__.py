@@ -33,6 +33,7 @@ __all__ = [
     "from_arrow",
     "import_files",
     "simd_path",
+    "cpu_info",
     "BITBOARDS",
     "NO_RESULT",
     "NO_SCORE",
@@ -87,6 +88,15 @@ _SENTINELS = {
 def simd_path() -> str:
     """The SIMD path the batch passes take on this machine (as the CLI's summary names it)."""
     return _native.simd_path_name()
+
+
+def cpu_info() -> dict:
+    """This CPU and the vector code the package runs on it, as `pawnstorm info --cpu` says:
+    `model`, `arch`, `detected` and `level` (`avx512`, `avx2`, `sse4` or `scalar`; set the
+    environment variable `PAWNSTORM_SIMD` before the first call to force a lower one),
+    `reason`, `batch_lanes`, `nnue_kernels`, `sliding_attacks`, and `available` (every
+    level this CPU can run)."""
+    return dict(_native.cpu_info())
 
 
 def _dtype(columns: Sequence[tuple[str, str]]) -> np.dtype:

@@ -1463,6 +1463,32 @@ fn simd_path_name() -> String {
     features::Path::native().describe()
 }
 
+/// What `pawnstorm info --cpu` prints, as a dict.
+#[pyfunction]
+fn cpu_info(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let cpu = pawnstorm_kernels::simd::cpu();
+    let info = PyDict::new(py);
+    info.set_item("model", &cpu.model)?;
+    info.set_item("arch", std::env::consts::ARCH)?;
+    info.set_item("detected", cpu.detected.name())?;
+    info.set_item("level", cpu.level.name())?;
+    info.set_item("reason", &cpu.reason)?;
+    info.set_item("batch_lanes", features::Path::native().describe())?;
+    info.set_item("nnue_kernels", Level::best().name())?;
+    info.set_item(
+        "sliding_attacks",
+        pawnstorm_kernels::attacks::slider_index(),
+    )?;
+    info.set_item(
+        "available",
+        pawnstorm_kernels::simd::Level::available()
+            .iter()
+            .map(|l| l.name())
+            .collect::<Vec<_>>(),
+    )?;
+    Ok(info)
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeDatabase>()?;
@@ -1472,6 +1498,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(evaluate_fens_into, m)?)?;
     m.add_function(wrap_pyfunction!(evaluate_boards_into, m)?)?;
     m.add_function(wrap_pyfunction!(simd_path_name, m)?)?;
+    m.add_function(wrap_pyfunction!(cpu_info, m)?)?;
     m.add_function(wrap_pyfunction!(board_svg, m)?)?;
     m.add_function(wrap_pyfunction!(mask_names, m)?)?;
     m.add("PawnstormError", m.py().get_type::<PawnstormError>())?;

@@ -14,8 +14,12 @@ use super::{Global, output};
 #[derive(clap::Args)]
 pub struct Args {
     /// The DB to describe
-    #[arg(required_unless_present = "net")]
+    #[arg(required_unless_present_any = ["net", "cpu"])]
     db: Option<PathBuf>,
+    /// Describe this CPU and the vector code this process runs on it instead (the level
+    /// detected, the one chosen and why; `PAWNSTORM_SIMD=avx512|avx2|sse4|scalar` lowers it)
+    #[arg(long, conflicts_with_all = ["db", "net"])]
+    cpu: bool,
     /// Describe a network file instead (pawnstorm's or a raw bullet one); without FILE the
     /// network compiled into this binary
     #[arg(long, value_name = "FILE", num_args = 0..=1, conflicts_with = "db")]
@@ -51,7 +55,53 @@ fn describe_network(file: Option<&Path>) -> Result<()> {
     Ok(())
 }
 
+/// `info --cpu`: one `key: value` line each, for people and for scripts (`grep '^level:'`).
+fn describe_cpu() -> Result<()> {
+    use pawnstorm_kernels::simd;
+    let cpu = simd::cpu();
+    let mut out = output::stdout();
+    writeln!(out, "cpu: {}", cpu.model)?;
+    writeln!(out, "arch: {}", std::env::consts::ARCH)?;
+    writeln!(out, "detected: {}", cpu.detected.name())?;
+    writeln!(out, "level: {} ({})", cpu.level.name(), cpu.reason)?;
+    writeln!(
+        out,
+        "batch lanes: {}",
+        pawnstorm::eval::features::Path::native().describe()
+    )?;
+    writeln!(
+        out,
+        "nnue kernels: {}",
+        pawnstorm::nnue::simd::Level::best().name()
+    )?;
+    writeln!(
+        out,
+        "sliding attacks: {}",
+        pawnstorm_kernels::attacks::slider_index()
+    )?;
+    let popcnt = cpu.level >= simd::Level::Sse4 || cfg!(target_feature = "popcnt");
+    writeln!(
+        out,
+        "scalar popcount: {}",
+        if popcnt { "popcnt" } else { "portable" }
+    )?;
+    writeln!(
+        out,
+        "built for: {}",
+        if cfg!(target_feature = "avx2") {
+            "this CPU's class (a target-cpu build)"
+        } else {
+            "any CPU of the architecture (run-time dispatch)"
+        }
+    )?;
+    out.flush()?;
+    Ok(())
+}
+
 pub fn run(args: Args, global: Global) -> Result<()> {
+    if args.cpu {
+        return describe_cpu();
+    }
     if let Some(file) = &args.net {
         return describe_network(file.as_deref());
     }

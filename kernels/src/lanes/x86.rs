@@ -233,43 +233,35 @@ lanes_256!(Avx512x4, true);
 #[repr(transparent)]
 pub struct Avx2x8([Avx2x4; 2]);
 
-impl Avx2x8 {
-    #[inline(always)]
-    fn map(self, f: impl Fn(Avx2x4) -> Avx2x4) -> Self {
-        Avx2x8(self.0.map(f))
-    }
-    #[inline(always)]
-    fn zip(self, other: Self, f: impl Fn(Avx2x4, Avx2x4) -> Avx2x4) -> Self {
-        Avx2x8([f(self.0[0], other.0[0]), f(self.0[1], other.0[1])])
-    }
-}
-
+// Each operation written out on both halves: no `map` helpers taking the halves' methods
+// as function items, which are called through a wrapper that is not always inlined (and
+// code not inlined into dispatch's functions loses their instruction sets).
 impl BitAnd for Avx2x8 {
     type Output = Self;
     #[inline(always)]
     fn bitand(self, other: Self) -> Self {
-        self.zip(other, |a, b| a & b)
+        Avx2x8([self.0[0] & other.0[0], self.0[1] & other.0[1]])
     }
 }
 impl BitOr for Avx2x8 {
     type Output = Self;
     #[inline(always)]
     fn bitor(self, other: Self) -> Self {
-        self.zip(other, |a, b| a | b)
+        Avx2x8([self.0[0] | other.0[0], self.0[1] | other.0[1]])
     }
 }
 impl BitXor for Avx2x8 {
     type Output = Self;
     #[inline(always)]
     fn bitxor(self, other: Self) -> Self {
-        self.zip(other, |a, b| a ^ b)
+        Avx2x8([self.0[0] ^ other.0[0], self.0[1] ^ other.0[1]])
     }
 }
 impl Not for Avx2x8 {
     type Output = Self;
     #[inline(always)]
     fn not(self) -> Self {
-        self.map(|a| !a)
+        Avx2x8([!self.0[0], !self.0[1]])
     }
 }
 
@@ -291,43 +283,46 @@ impl Lanes for Avx2x8 {
     }
     #[inline(always)]
     fn shl(self, bits: u32) -> Self {
-        self.map(|a| a.shl(bits))
+        Avx2x8([self.0[0].shl(bits), self.0[1].shl(bits)])
     }
     #[inline(always)]
     fn shr(self, bits: u32) -> Self {
-        self.map(|a| a.shr(bits))
+        Avx2x8([self.0[0].shr(bits), self.0[1].shr(bits)])
     }
     #[inline(always)]
     fn shl_each(self, bits: Self) -> Self {
-        self.zip(bits, Avx2x4::shl_each)
+        Avx2x8([self.0[0].shl_each(bits.0[0]), self.0[1].shl_each(bits.0[1])])
     }
     #[inline(always)]
     fn shr_each(self, bits: Self) -> Self {
-        self.zip(bits, Avx2x4::shr_each)
+        Avx2x8([self.0[0].shr_each(bits.0[0]), self.0[1].shr_each(bits.0[1])])
     }
     #[inline(always)]
     fn add(self, other: Self) -> Self {
-        self.zip(other, Avx2x4::add)
+        Avx2x8([self.0[0].add(other.0[0]), self.0[1].add(other.0[1])])
     }
     #[inline(always)]
     fn sub(self, other: Self) -> Self {
-        self.zip(other, Avx2x4::sub)
+        Avx2x8([self.0[0].sub(other.0[0]), self.0[1].sub(other.0[1])])
     }
     #[inline(always)]
     fn mul_i32(self, other: Self) -> Self {
-        self.zip(other, Avx2x4::mul_i32)
+        Avx2x8([self.0[0].mul_i32(other.0[0]), self.0[1].mul_i32(other.0[1])])
     }
     #[inline(always)]
     fn popcount(self) -> Self {
-        self.map(Avx2x4::popcount)
+        Avx2x8([self.0[0].popcount(), self.0[1].popcount()])
     }
     #[inline(always)]
     fn popcount_weighted(self, twos: Self, fours: Self) -> Self {
-        Avx2x8([0, 1].map(|h| self.0[h].popcount_weighted(twos.0[h], fours.0[h])))
+        Avx2x8([
+            self.0[0].popcount_weighted(twos.0[0], fours.0[0]),
+            self.0[1].popcount_weighted(twos.0[1], fours.0[1]),
+        ])
     }
     #[inline(always)]
     fn zero_mask(self) -> Self {
-        self.map(Avx2x4::zero_mask)
+        Avx2x8([self.0[0].zero_mask(), self.0[1].zero_mask()])
     }
 
     type Pair = Self;
@@ -337,15 +332,24 @@ impl Lanes for Avx2x8 {
     }
     #[inline(always)]
     fn weigh(count: Self, mg: i32, eg: i32) -> Self {
-        count.map(|c| Avx2x4::weigh(c, mg, eg))
+        Avx2x8([
+            Avx2x4::weigh(count.0[0], mg, eg),
+            Avx2x4::weigh(count.0[1], mg, eg),
+        ])
     }
     #[inline(always)]
     fn pair_add(a: Self, b: Self) -> Self {
-        a.zip(b, Avx2x4::pair_add)
+        Avx2x8([
+            Avx2x4::pair_add(a.0[0], b.0[0]),
+            Avx2x4::pair_add(a.0[1], b.0[1]),
+        ])
     }
     #[inline(always)]
     fn pair(mg: Self, eg: Self) -> Self {
-        mg.zip(eg, Avx2x4::pair)
+        Avx2x8([
+            Avx2x4::pair(mg.0[0], eg.0[0]),
+            Avx2x4::pair(mg.0[1], eg.0[1]),
+        ])
     }
     #[inline(always)]
     fn unpair(pair: Self) -> (Self, Self) {

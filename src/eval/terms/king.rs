@@ -7,6 +7,7 @@ use pawnstorm_kernels::geometry::{
     distance_planes, distance_sum, east, file_fill, forward, king_reach, west,
 };
 use pawnstorm_kernels::setwise::{bishop_attacks, knight_attacks, rook_attacks};
+use pawnstorm_kernels::simd::inlined;
 
 use super::{
     BISHOP, KING, KNIGHT, PAWN, QUEEN, ROOK, Sets, Sink, Term, any, difference, differences,
@@ -50,10 +51,13 @@ pub(super) fn endgame_king<L: Lanes, S: Sink<L>>(
 ) {
     // The king is one square: its distance (0..=3) from the centre is two bit-sliced
     // membership tests, no popcount.
-    let centre_distance = |king: L| {
-        any(king & L::splat(CENTRE_DISTANCE[0]))
-            .add(any(king & L::splat(CENTRE_DISTANCE[1])).shl(1))
-    };
+    let centre_distance = inlined(
+        #[inline(always)]
+        |king: L| {
+            any(king & L::splat(CENTRE_DISTANCE[0]))
+                .add(any(king & L::splat(CENTRE_DISTANCE[1])).shl(1))
+        },
+    );
     let [white, black] = sets.pieces[KING];
     difference(
         sink,
@@ -76,20 +80,23 @@ pub(super) fn endgame_king<L: Lanes, S: Sink<L>>(
 /// front (its file and the adjacent ones).
 #[inline(always)]
 pub(super) fn shelter_and_storm<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
-    let counts = |color: Color| {
-        let side = color.index();
-        let king = sets.pieces[KING][side];
-        let pawns = sets.pieces[PAWN];
-        let near = forward(color, king | east(king) | west(king));
-        let far = forward(color, near);
-        let farther = forward(color, far);
-        [
-            (pawns[side] & near).popcount(),
-            (pawns[side] & far).popcount(),
-            (pawns[1 - side] & far).popcount(),
-            (pawns[1 - side] & farther).popcount(),
-        ]
-    };
+    let counts = inlined(
+        #[inline(always)]
+        |color: Color| {
+            let side = color.index();
+            let king = sets.pieces[KING][side];
+            let pawns = sets.pieces[PAWN];
+            let near = forward(color, king | east(king) | west(king));
+            let far = forward(color, near);
+            let farther = forward(color, far);
+            [
+                (pawns[side] & near).popcount(),
+                (pawns[side] & far).popcount(),
+                (pawns[1 - side] & far).popcount(),
+                (pawns[1 - side] & farther).popcount(),
+            ]
+        },
+    );
     let ([w0, w1, w2, w3], [b0, b1, b2, b3]) = (counts(Color::White), counts(Color::Black));
     differences(
         sink,
@@ -115,15 +122,21 @@ pub(super) fn king_safety<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sin
         per_kind(&white.zone, &black.zone, &w.king_zone_attack),
     );
     // The number of kinds (0..=4) selects a weight: one equality mask per entry, no lookup.
-    let is = |kinds: L, n: u64| (kinds ^ L::splat(n)).zero_mask() & L::splat(1);
-    let by_kinds = |n: usize| {
-        let kinds = n as u64 + 1;
-        (
-            is(white.kinds, kinds),
-            is(black.kinds, kinds),
-            &w.king_attackers[n],
-        )
-    };
+    let is = inlined(
+        #[inline(always)]
+        |kinds: L, n: u64| (kinds ^ L::splat(n)).zero_mask() & L::splat(1),
+    );
+    let by_kinds = inlined(
+        #[inline(always)]
+        |n: usize| {
+            let kinds = n as u64 + 1;
+            (
+                is(white.kinds, kinds),
+                is(black.kinds, kinds),
+                &w.king_attackers[n],
+            )
+        },
+    );
     differences(
         sink,
         Term::KingAttackers,
@@ -134,13 +147,16 @@ pub(super) fn king_safety<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sin
         Term::SafeChecks,
         per_kind(&white.checks, &black.checks, &w.safe_check),
     );
-    let king_file = |side: usize| {
-        let file = file_fill(sets.pieces[KING][side]);
-        let own = any(sets.pieces[PAWN][side] & file);
-        let enemy = any(sets.pieces[PAWN][1 - side] & file);
-        let no_own = own ^ L::splat(1);
-        (no_own & enemy, no_own & (enemy ^ L::splat(1)))
-    };
+    let king_file = inlined(
+        #[inline(always)]
+        |side: usize| {
+            let file = file_fill(sets.pieces[KING][side]);
+            let own = any(sets.pieces[PAWN][side] & file);
+            let enemy = any(sets.pieces[PAWN][1 - side] & file);
+            let no_own = own ^ L::splat(1);
+            (no_own & enemy, no_own & (enemy ^ L::splat(1)))
+        },
+    );
     let ((white_half, white_open), (black_half, black_open)) = (king_file(0), king_file(1));
     differences(
         sink,

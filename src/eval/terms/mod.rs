@@ -16,6 +16,7 @@ mod threats;
 
 use pawnstorm_kernels::geometry::pawn_attacks;
 use pawnstorm_kernels::setwise::{bishop_attacks, king_attacks, knight_attacks, rook_attacks};
+use pawnstorm_kernels::simd::inlined;
 use pawnstorm_kernels::{Color, Lanes};
 
 use super::weights::{Prepared, RankTable, Weight};
@@ -189,6 +190,7 @@ pub struct Total<L: Lanes> {
 }
 
 impl<L: Lanes> Total<L> {
+    #[inline(always)]
     pub fn new() -> Total<L> {
         Total {
             pair: L::pair_zero(),
@@ -196,6 +198,7 @@ impl<L: Lanes> Total<L> {
     }
 
     /// A total starting from `mg` and `eg` (their low 32 bits).
+    #[inline(always)]
     pub fn from_sums(mg: L, eg: L) -> Total<L> {
         Total {
             pair: L::pair(mg, eg),
@@ -203,12 +206,14 @@ impl<L: Lanes> Total<L> {
     }
 
     /// The sums (mg, eg): their low 32 bits are the values.
+    #[inline(always)]
     pub fn sums(&self) -> (L, L) {
         L::unpair(self.pair)
     }
 }
 
 impl<L: Lanes> Default for Total<L> {
+    #[inline(always)]
     fn default() -> Total<L> {
         Total::new()
     }
@@ -228,6 +233,7 @@ pub struct PerTerm<L: Lanes> {
 }
 
 impl<L: Lanes> PerTerm<L> {
+    #[inline(always)]
     pub fn new() -> PerTerm<L> {
         PerTerm {
             pairs: [L::pair_zero(); Term::COUNT],
@@ -235,22 +241,26 @@ impl<L: Lanes> PerTerm<L> {
     }
 
     /// Term `term`'s (mg, eg): their low 32 bits are the values.
+    #[inline(always)]
     pub fn sums(&self, term: Term) -> (L, L) {
         L::unpair(self.pairs[term as usize])
     }
 
     /// Every term together.
+    #[inline(always)]
     pub fn total(&self) -> Total<L> {
-        Total {
-            pair: self
-                .pairs
-                .iter()
-                .fold(L::pair_zero(), |sum, pair| L::pair_add(sum, *pair)),
+        // A loop, not a fold: the fold's closure is wrapped in one the kernel cannot mark
+        // for inlining (see `simd::inlined`).
+        let mut pair = L::pair_zero();
+        for term in &self.pairs {
+            pair = L::pair_add(pair, *term);
         }
+        Total { pair }
     }
 }
 
 impl<L: Lanes> Default for PerTerm<L> {
+    #[inline(always)]
     fn default() -> PerTerm<L> {
         PerTerm::new()
     }
@@ -359,7 +369,10 @@ impl<L: Lanes> Sets<L> {
 #[inline(always)]
 fn side_attacks<L: Lanes>(color: Color, pieces: &[[L; 2]; 6], empty: L) -> Attacks<L> {
     let side = color.index();
-    let piece = |kind: usize| pieces[kind][side];
+    let piece = inlined(
+        #[inline(always)]
+        |kind: usize| pieces[kind][side],
+    );
     let by_kind = [
         pawn_attacks(color, piece(PAWN)),
         knight_attacks(piece(KNIGHT)),
@@ -468,7 +481,10 @@ pub fn piece_terms<L: Lanes, S: Sink<L>>(
     let w = &prepared.weights;
     let sets = Sets::new(boards);
     let counts = pieces::counts(&sets);
-    let light = |side: usize| (sets.pieces[BISHOP][side] & L::splat(LIGHT_SQUARES)).popcount();
+    let light = inlined(
+        #[inline(always)]
+        |side: usize| (sets.pieces[BISHOP][side] & L::splat(LIGHT_SQUARES)).popcount(),
+    );
     let light_bishops = [light(0), light(1)];
     pieces::material(w, &counts, sink);
     pieces::psqt(prepared, &sets, sink);

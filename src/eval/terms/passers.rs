@@ -4,6 +4,7 @@
 use pawnstorm_kernels::Color;
 use pawnstorm_kernels::geometry::{distance_sum, north_fill, south_fill};
 use pawnstorm_kernels::pawns::{PassedDetail, passed_detail};
+use pawnstorm_kernels::simd::inlined;
 
 use super::king::Geometry;
 use super::{ROOK, Sets, Sink, Term, difference, differences, rank_table};
@@ -49,14 +50,17 @@ fn path_and_rooks<L: Lanes, S: Sink<L>>(w: &Weights, details: &[PassedDetail<L>;
         black.free_path.popcount(),
         &w.passed_free_path,
     );
-    let count = |detail: &PassedDetail<L>, own: bool| {
-        let behind = if own {
-            detail.own_rook_behind
-        } else {
-            detail.enemy_rook_behind
-        };
-        behind.popcount()
-    };
+    let count = inlined(
+        #[inline(always)]
+        |detail: &PassedDetail<L>, own: bool| {
+            let behind = if own {
+                detail.own_rook_behind
+            } else {
+                detail.enemy_rook_behind
+            };
+            behind.popcount()
+        },
+    );
     differences(
         sink,
         Term::PassedRookBehind,
@@ -90,7 +94,10 @@ fn king_support<L: Lanes, S: Sink<L>>(
         (passed[1] & kings.reach[1][1]).popcount(),
         &w.passed_king_support,
     );
-    let distance = |side: usize, king: usize| distance_sum(passed[side], &kings.distances[king]);
+    let distance = inlined(
+        #[inline(always)]
+        |side: usize, king: usize| distance_sum(passed[side], &kings.distances[king]),
+    );
     differences(
         sink,
         Term::PassedKingDistance,

@@ -3,6 +3,7 @@
 use pawnstorm_kernels::Color;
 use pawnstorm_kernels::geometry::{east, pawn_attacks, west};
 use pawnstorm_kernels::pawns::{Structure, structure};
+use pawnstorm_kernels::simd::inlined;
 
 use super::{Sink, Term, difference, rank_table};
 use crate::eval::weights::{Prepared, Weight};
@@ -21,9 +22,30 @@ pub fn pawn_terms<L: Lanes, S: Sink<L>>(
     let white = structure(Color::White, white_pawns, black_pawns);
     let black = structure(Color::Black, black_pawns, white_pawns);
     let both = [&white, &black];
-    count(sink, Term::Doubled, both, |s| s.doubled, &w.doubled);
-    count(sink, Term::Isolated, both, |s| s.isolated, &w.isolated);
-    count(sink, Term::Backward, both, |s| s.backward, &w.backward);
+    count(
+        sink,
+        Term::Doubled,
+        both,
+        #[inline(always)]
+        |s| s.doubled,
+        &w.doubled,
+    );
+    count(
+        sink,
+        Term::Isolated,
+        both,
+        #[inline(always)]
+        |s| s.isolated,
+        &w.isolated,
+    );
+    count(
+        sink,
+        Term::Backward,
+        both,
+        #[inline(always)]
+        |s| s.backward,
+        &w.backward,
+    );
     rank_table(sink, Term::Passed, &w.passed, white.passed, black.passed);
     rank_table(
         sink,
@@ -32,10 +54,20 @@ pub fn pawn_terms<L: Lanes, S: Sink<L>>(
         white.connected,
         black.connected,
     );
-    count(sink, Term::ChainBase, both, |s| s.chain_base, &w.chain_base);
-    let connected_passers = |color: Color, passed: L| {
-        (passed & (pawn_attacks(color, passed) | east(passed) | west(passed))).popcount()
-    };
+    count(
+        sink,
+        Term::ChainBase,
+        both,
+        #[inline(always)]
+        |s| s.chain_base,
+        &w.chain_base,
+    );
+    let connected_passers = inlined(
+        #[inline(always)]
+        |color: Color, passed: L| {
+            (passed & (pawn_attacks(color, passed) | east(passed) | west(passed))).popcount()
+        },
+    );
     difference(
         sink,
         Term::ConnectedPassers,

@@ -3,6 +3,7 @@
 
 use pawnstorm_kernels::Color;
 use pawnstorm_kernels::geometry::{attack_span, backward, file_fill};
+use pawnstorm_kernels::simd::inlined;
 
 use super::{
     BISHOP, KNIGHT, LIGHT_SQUARES, Meta, PAWN, QUEEN, ROOK, SIGNATURE_BITS, Sets, Sink, Term, any,
@@ -69,12 +70,18 @@ fn plane_sum<L: Lanes, const N: usize>(planes: &Planes, sets: &[L; N], count: L)
 /// Squares attacked set-wise by each kind, outside own pieces and the enemy pawns' attacks.
 #[inline(always)]
 pub(super) fn mobility<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
-    let area = |side: usize| !sets.colors[side] & !sets.attacks[1 - side].by_kind[PAWN];
+    let area = inlined(
+        #[inline(always)]
+        |side: usize| !sets.colors[side] & !sets.attacks[1 - side].by_kind[PAWN],
+    );
     let area = [area(0), area(1)];
     let mut sum = L::pair_zero();
     for (i, weight) in w.mobility.iter().enumerate() {
         let kind = KNIGHT + i;
-        let count = |side: usize| (sets.attacks[side].by_kind[kind] & area[side]).popcount();
+        let count = inlined(
+            #[inline(always)]
+            |side: usize| (sets.attacks[side].by_kind[kind] & area[side]).popcount(),
+        );
         sum = L::pair_add(sum, sink.times(count(0).sub(count(1)), weight));
     }
     sink.add(Term::Mobility, sum);
@@ -82,7 +89,10 @@ pub(super) fn mobility<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: 
 
 #[inline(always)]
 pub(super) fn bishop_pair<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
-    let pair = |b: L| any(b & b.sub(L::splat(1)));
+    let pair = inlined(
+        #[inline(always)]
+        |b: L| any(b & b.sub(L::splat(1))),
+    );
     let [white, black] = sets.pieces[BISHOP];
     difference(
         sink,
@@ -102,7 +112,10 @@ pub(super) fn tempo<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mu
 /// The game phase (not yet capped) and the material signature.
 #[inline(always)]
 pub(super) fn meta<L: Lanes>(counts: &[[L; 2]; 5], light_bishops: [L; 2]) -> Meta<L> {
-    let both = |kind: usize| counts[kind][0].add(counts[kind][1]);
+    let both = inlined(
+        #[inline(always)]
+        |kind: usize| counts[kind][0].add(counts[kind][1]),
+    );
     let phase = both(KNIGHT)
         .add(both(BISHOP))
         .add(both(ROOK).shl(1))
@@ -135,7 +148,10 @@ pub(super) fn files<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mu
         !pawn_files[0] & pawn_files[1],
         !pawn_files[1] & pawn_files[0],
     ];
-    let on = |kind: usize, side: usize, files: L| (sets.pieces[kind][side] & files).popcount();
+    let on = inlined(
+        #[inline(always)]
+        |kind: usize, side: usize, files: L| (sets.pieces[kind][side] & files).popcount(),
+    );
     for (term, kind, weights) in [
         (Term::RookFile, ROOK, &w.rook_file),
         (Term::QueenFile, QUEEN, &w.queen_file),
@@ -173,18 +189,24 @@ pub(super) fn rook_seventh<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, si
 /// enemy pawn can ever attack (outside the enemy pawns' attack span).
 #[inline(always)]
 pub(super) fn outposts<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
-    let squares = |color: Color| {
-        let side = color.index();
-        let ranks = match color {
-            Color::White => 0x0000_ffff_ff00_0000,
-            Color::Black => 0x0000_00ff_ffff_0000,
-        };
-        L::splat(ranks)
-            & sets.attacks[side].by_kind[PAWN]
-            & !attack_span(!color, sets.pieces[PAWN][1 - side])
-    };
+    let squares = inlined(
+        #[inline(always)]
+        |color: Color| {
+            let side = color.index();
+            let ranks = match color {
+                Color::White => 0x0000_ffff_ff00_0000,
+                Color::Black => 0x0000_00ff_ffff_0000,
+            };
+            L::splat(ranks)
+                & sets.attacks[side].by_kind[PAWN]
+                & !attack_span(!color, sets.pieces[PAWN][1 - side])
+        },
+    );
     let squares = [squares(Color::White), squares(Color::Black)];
-    let on = |kind: usize, side: usize| (sets.pieces[kind][side] & squares[side]).popcount();
+    let on = inlined(
+        #[inline(always)]
+        |kind: usize, side: usize| (sets.pieces[kind][side] & squares[side]).popcount(),
+    );
     differences(
         sink,
         Term::Outpost,
@@ -204,14 +226,17 @@ pub(super) fn bad_bishops<L: Lanes, S: Sink<L>>(
     light_bishops: [L; 2],
     sink: &mut S,
 ) {
-    let count = |side: usize| {
-        let light_pawns = (sets.pieces[PAWN][side] & L::splat(LIGHT_SQUARES)).popcount();
-        let dark_pawns = counts[PAWN][side].sub(light_pawns);
-        let dark_bishops = counts[BISHOP][side].sub(light_bishops[side]);
-        light_bishops[side]
-            .mul_i32(light_pawns)
-            .add(dark_bishops.mul_i32(dark_pawns))
-    };
+    let count = inlined(
+        #[inline(always)]
+        |side: usize| {
+            let light_pawns = (sets.pieces[PAWN][side] & L::splat(LIGHT_SQUARES)).popcount();
+            let dark_pawns = counts[PAWN][side].sub(light_pawns);
+            let dark_bishops = counts[BISHOP][side].sub(light_bishops[side]);
+            light_bishops[side]
+                .mul_i32(light_pawns)
+                .add(dark_bishops.mul_i32(dark_pawns))
+        },
+    );
     difference(sink, Term::BadBishop, count(0), count(1), &w.bad_bishop);
 }
 
@@ -224,15 +249,18 @@ const SPACE_AREA: [u64; 2] = [0x3c3c_3c00, 0x003c_3c3c_0000_0000];
 #[inline(always)]
 pub(super) fn space<L: Lanes, S: Sink<L>>(w: &Weights, sets: &Sets<L>, sink: &mut S) {
     // Both sides' sets lie in their own areas: White's and Black's counts share popcounts.
-    let sets_of = |color: Color| {
-        let side = color.index();
-        let pawns = sets.pieces[PAWN][side];
-        let enemy = &sets.attacks[1 - side];
-        let safe = L::splat(SPACE_AREA[side]) & !pawns & !enemy.by_kind[PAWN];
-        let behind = pawns | backward(color, pawns);
-        let behind = behind | backward(color, backward(color, behind));
-        (safe, safe & behind & !enemy.all)
-    };
+    let sets_of = inlined(
+        #[inline(always)]
+        |color: Color| {
+            let side = color.index();
+            let pawns = sets.pieces[PAWN][side];
+            let enemy = &sets.attacks[1 - side];
+            let safe = L::splat(SPACE_AREA[side]) & !pawns & !enemy.by_kind[PAWN];
+            let behind = pawns | backward(color, pawns);
+            let behind = behind | backward(color, backward(color, behind));
+            (safe, safe & behind & !enemy.all)
+        },
+    );
     let (white_safe, white_behind) = sets_of(Color::White);
     let (black_safe, black_behind) = sets_of(Color::Black);
     let count = confined_difference(white_safe, black_safe, SPACE_AREA[1]).add(

@@ -19,7 +19,9 @@
 //! scores'. Bullet's examples use 400 for Stockfish-scaled data; pawnstorm's self-play
 //! scores predict results at about 147.
 
-use wide::f32x16;
+use pawnstorm_kernels::Lanes;
+use pawnstorm_kernels::simd::inlined;
+use pawnstorm_kernels::simd::{self, LanesFn};
 
 use crate::nnue::{INPUTS, Network, QA, QB, SCALE};
 use crate::training::loader::Batch;
@@ -144,12 +146,108 @@ impl Scratch {
 /// The active inputs of a `-1`-padded row of the loader's features.
 #[inline(always)]
 fn active(row: &[i32]) -> impl Iterator<Item = usize> + '_ {
-    row.iter().take_while(|&&f| f >= 0).map(|&f| f as usize)
+    row.iter()
+        .take_while(
+            #[inline(always)]
+            |&&f| f >= 0,
+        )
+        .map(
+            #[inline(always)]
+            |&f| f as usize,
+        )
+}
+
+/// Sixteen `f32` lanes as a plain array, each operation a loop: the compiler makes them
+/// vector instructions of the level [`error_and_gradient`] is compiled for (one AVX-512
+/// register, two AVX2 ones), the same arithmetic lane by lane on every level (no fused
+/// multiply-adds), so the same seed gives the same net on every CPU.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct F16(V);
+
+impl F16 {
+    const ZERO: F16 = F16([0.0; LANES]);
+    const ONE: F16 = F16([1.0; LANES]);
+
+    #[inline(always)]
+    fn splat(x: f32) -> F16 {
+        F16([x; LANES])
+    }
+    #[inline(always)]
+    fn zip(self, other: F16, f: impl Fn(f32, f32) -> f32) -> F16 {
+        // A loop, not `array::from_fn`, whose closure may not be inlined into the
+        // level's function (see `simd::inlined`).
+        let mut out = self.0;
+        for (lane, &b) in out.iter_mut().zip(&other.0) {
+            *lane = f(*lane, b);
+        }
+        F16(out)
+    }
+    #[inline(always)]
+    fn max(self, other: F16) -> F16 {
+        self.zip(
+            other,
+            #[inline(always)]
+            |a, b| if a > b { a } else { b },
+        )
+    }
+    #[inline(always)]
+    fn min(self, other: F16) -> F16 {
+        self.zip(
+            other,
+            #[inline(always)]
+            |a, b| if a < b { a } else { b },
+        )
+    }
+    /// `2v` where `a < 1`, else 0: the slope of `clamp(a, 0, 1)²` given `v = clamp(a)`.
+    #[inline(always)]
+    fn screlu_slope(a: F16, v: F16) -> F16 {
+        a.zip(
+            v,
+            #[inline(always)]
+            |a, v| if a < 1.0 { v + v } else { 0.0 },
+        )
+    }
+    #[inline(always)]
+    fn to_array(self) -> V {
+        self.0
+    }
+}
+
+impl std::ops::Add for F16 {
+    type Output = F16;
+    #[inline(always)]
+    fn add(self, other: F16) -> F16 {
+        self.zip(
+            other,
+            #[inline(always)]
+            |a, b| a + b,
+        )
+    }
+}
+
+impl std::ops::Mul for F16 {
+    type Output = F16;
+    #[inline(always)]
+    fn mul(self, other: F16) -> F16 {
+        self.zip(
+            other,
+            #[inline(always)]
+            |a, b| a * b,
+        )
+    }
+}
+
+impl std::ops::AddAssign for F16 {
+    #[inline(always)]
+    fn add_assign(&mut self, other: F16) {
+        *self = *self + other;
+    }
 }
 
 #[inline(always)]
-fn load(v: &V) -> f32x16 {
-    f32x16::new(*v)
+fn load(v: &V) -> F16 {
+    F16(*v)
 }
 
 #[inline(always)]
@@ -160,15 +258,15 @@ fn add_row(acc: &mut [V], row: &[V]) {
 }
 
 #[inline(always)]
-fn clamp01(x: f32x16) -> f32x16 {
-    x.fast_max(f32x16::ZERO).fast_min(f32x16::ONE)
+fn clamp01(x: F16) -> F16 {
+    x.max(F16::ZERO).min(F16::ONE)
 }
 
 /// `Σ screlu(acc) · w` in [`LANES`] partial sums, then those summed in order: the same
 /// arithmetic on every instruction set.
 #[inline(always)]
 fn output_sum(acc: &[V], weights: &[V]) -> f32 {
-    let mut lanes = f32x16::ZERO;
+    let mut lanes = F16::ZERO;
     for (a, w) in acc.iter().zip(weights) {
         let v = clamp01(load(a));
         lanes += v * v * load(w);
@@ -213,7 +311,10 @@ fn accumulate_block<const B: usize>(
     features: &[u16],
     acc: &mut [V],
 ) {
-    let mut sums: [f32x16; B] = std::array::from_fn(|k| load(&bias[start + k]));
+    let mut sums = [F16::ZERO; B];
+    for (k, sum) in sums.iter_mut().enumerate() {
+        *sum = load(&bias[start + k]);
+    }
     for &f in features {
         let row = &params[f as usize * c + start..][..B];
         for k in 0..B {
@@ -234,7 +335,10 @@ fn scatter_block<const B: usize>(
     delta: &[V],
     features: &[u16],
 ) {
-    let d: [f32x16; B] = std::array::from_fn(|k| load(&delta[start + k]));
+    let mut d = [F16::ZERO; B];
+    for (k, d) in d.iter_mut().enumerate() {
+        *d = load(&delta[start + k]);
+    }
     for &f in features {
         let row = &mut grad[f as usize * c + start..][..B];
         for k in 0..B {
@@ -286,8 +390,57 @@ fn forward(params: &[V], layout: Layout, sides: &[Active; 2], scratch: &mut Scra
 
 /// The squared error of positions `range` of `batch`, and (with `gradient`) its gradient
 /// scaled by `scale` added in. Positions in order, one after another: the sums depend on
-/// nothing but the data. Returns (error sum, positions counted).
+/// nothing but the data. Returns (error sum, positions counted). Compiled for each SIMD
+/// level, run at the process's ([`simd::dispatch`]).
 pub fn error_and_gradient(
+    params: &[f32],
+    layout: Layout,
+    objective: Objective,
+    batch: &Batch,
+    range: std::ops::Range<usize>,
+    scratch: &mut Scratch,
+    gradient: Option<(&mut [f32], f32)>,
+) -> (f64, usize) {
+    struct Pass<'a> {
+        params: &'a [f32],
+        layout: Layout,
+        objective: Objective,
+        batch: &'a Batch,
+        range: std::ops::Range<usize>,
+        scratch: &'a mut Scratch,
+        gradient: Option<(&'a mut [f32], f32)>,
+    }
+    impl LanesFn for Pass<'_> {
+        type Output = (f64, usize);
+        // The lanes are not used: `dispatch` is what compiles the pass for the level.
+        #[inline(always)]
+        fn call<L: Lanes>(self) -> (f64, usize) {
+            error_and_gradient_here(
+                self.params,
+                self.layout,
+                self.objective,
+                self.batch,
+                self.range,
+                self.scratch,
+                self.gradient,
+            )
+        }
+    }
+    let pass = Pass {
+        params,
+        layout,
+        objective,
+        batch,
+        range,
+        scratch,
+        gradient,
+    };
+    simd::dispatch(simd::Path::scalar(), pass)
+}
+
+/// [`error_and_gradient`], compiled for whatever calls it.
+#[inline(always)]
+fn error_and_gradient_here(
     params: &[f32],
     layout: Layout,
     objective: Objective,
@@ -299,7 +452,10 @@ pub fn error_and_gradient(
     let slope = objective.slope();
     let c = layout.hidden / LANES;
     let params = units(params);
-    let mut gradient = gradient.map(|(g, scale)| (units_mut(g), scale));
+    let mut gradient = gradient.map(
+        #[inline(always)]
+        |(g, scale)| (units_mut(g), scale),
+    );
     let mut error = 0.0f64;
     let mut counted = 0;
     for i in range {
@@ -318,7 +474,7 @@ pub fn error_and_gradient(
             continue;
         };
         // d loss / d out.
-        let g = f32x16::splat(2.0 * miss * p * (1.0 - p) * slope * *scale);
+        let g = F16::splat(2.0 * miss * p * (1.0 - p) * slope * *scale);
         let out_w = &params[layout.out_weights() / LANES..][..2 * c];
         grad[layout.out_bias() / LANES][0] += g.to_array()[0];
         for side in 0..2 {
@@ -334,7 +490,7 @@ pub fn error_and_gradient(
                 let v = clamp01(a);
                 *gw = (load(gw) + g * v * v).to_array();
                 // d screlu / d acc = 2v inside (0, 1), 0 outside (v is 0 below).
-                let slope = a.simd_lt(f32x16::ONE).select(v + v, f32x16::ZERO);
+                let slope = F16::screlu_slope(a, v);
                 *d = (g * load(w) * slope).to_array();
             }
         }
@@ -363,12 +519,18 @@ pub fn evaluate_features(params: &[f32], layout: Layout, ours: &[i32], theirs: &
 /// clipping keeps every value inside `i16`; saturating all the same).
 pub fn quantise(params: &[f32], layout: Layout, provenance: &str) -> Result<Network, String> {
     let n = layout.hidden;
-    let q = |values: &[f32], scale: f32| -> Vec<i16> {
-        values
-            .iter()
-            .map(|&w| (w * scale).round().clamp(i16::MIN as f32, i16::MAX as f32) as i16)
-            .collect()
-    };
+    let q = inlined(
+        #[inline(always)]
+        |values: &[f32], scale: f32| -> Vec<i16> {
+            values
+                .iter()
+                .map(
+                    #[inline(always)]
+                    |&w| (w * scale).round().clamp(i16::MIN as f32, i16::MAX as f32) as i16,
+                )
+                .collect()
+        },
+    );
     let qa = QA as f32;
     let qb = QB as f32;
     Network::from_parts(
@@ -386,10 +548,13 @@ pub fn quantise(params: &[f32], layout: Layout, provenance: &str) -> Result<Netw
 /// uniform in ±1/√(2N), biases 0.
 pub fn initial(layout: Layout, seed: u64) -> Vec<f32> {
     let mut rng = crate::training::tune::Rng::new(crate::training::tune::mix(seed ^ 0x6e6e_7565));
-    let mut uniform = |bound: f32| {
-        let unit = (rng.next_u64() >> 40) as f32 / (1u64 << 24) as f32;
-        (2.0 * unit - 1.0) * bound
-    };
+    let mut uniform = inlined(
+        #[inline(always)]
+        |bound: f32| {
+            let unit = (rng.next_u64() >> 40) as f32 / (1u64 << 24) as f32;
+            (2.0 * unit - 1.0) * bound
+        },
+    );
     let mut params = vec![0.0f32; layout.len()];
     let first = 1.0 / 32f32.sqrt();
     for w in &mut params[..layout.ft_bias()] {
@@ -491,16 +656,27 @@ mod tests {
             &mut scratch,
             Some((&mut grad, 1.0)),
         );
-        let error = |p: &[f32]| {
-            let mut s = Scratch::new(16);
-            error_and_gradient(p, layout, objective, &batch, 0..4, &mut s, None).0
-        };
+        let error = inlined(
+            #[inline(always)]
+            |p: &[f32]| {
+                let mut s = Scratch::new(16);
+                error_and_gradient(p, layout, objective, &batch, 0..4, &mut s, None).0
+            },
+        );
         let mut checked = 0;
         // First-layer rows of pieces on the boards, the biases, the output layer.
         let ours = &batch.stm_features[..MAX_ACTIVE];
         let probes: Vec<usize> = active(ours)
             .take(3)
-            .flat_map(|f| (0..16).map(move |k| f * 16 + k))
+            .flat_map(
+                #[inline(always)]
+                |f| {
+                    (0..16).map(
+                        #[inline(always)]
+                        move |k| f * 16 + k,
+                    )
+                },
+            )
             .chain(layout.ft_bias()..layout.out_bias() + 1)
             .collect();
         for i in probes {
@@ -564,7 +740,10 @@ mod tests {
 
     #[test]
     fn targets_blend_and_need_their_labels() {
-        let at = |wdl, scale| Objective { wdl, scale };
+        let at = inlined(
+            #[inline(always)]
+            |wdl, scale| Objective { wdl, scale },
+        );
         assert_eq!(at(1.0, 400.0).target(i32::MIN, 1.0), Some(1.0));
         assert_eq!(at(0.0, 400.0).target(0, f32::NAN), Some(0.5));
         let blend = at(0.5, 400.0).target(400, 0.0).unwrap();

@@ -1,0 +1,126 @@
+//! One build, every vector path: the binary run at each level this CPU has
+//! (`PAWNSTORM_SIMD`) gives the same bytes, the same node counts and the same search, and
+//! `info --cpu` says which path it took and why.
+
+mod common;
+
+use std::process::{Command, Output};
+
+use assert_cmd::prelude::*;
+use pawnstorm_kernels::simd::Level;
+
+fn run(level: Option<&str>, args: &[&str]) -> Output {
+    let mut command = Command::cargo_bin("pawnstorm").expect("binary built");
+    command.env_remove("PAWNSTORM_SIMD");
+    if let Some(level) = level {
+        command.env("PAWNSTORM_SIMD", level);
+    }
+    let output = command.args(args).output().expect("runs");
+    assert!(
+        output.status.success(),
+        "{level:?} {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).to_string()
+}
+
+fn field(info: &str, key: &str) -> String {
+    info.lines()
+        .find_map(|l| l.strip_prefix(&format!("{key}: ")))
+        .unwrap_or_else(|| panic!("no {key} in {info}"))
+        .to_string()
+}
+
+#[test]
+fn info_cpu_names_the_level_and_forcing_lowers_it() {
+    let native = stdout(&run(None, &["info", "--cpu"]));
+    let detected = Level::parse(&field(&native, "detected")).expect("a level name");
+    assert!(
+        field(&native, "level").starts_with(detected.name()),
+        "{native}"
+    );
+    for level in Level::available() {
+        let forced = stdout(&run(Some(level.name()), &["info", "--cpu"]));
+        assert_eq!(
+            field(&forced, "level"),
+            format!(
+                "{} (forced by PAWNSTORM_SIMD={})",
+                level.name(),
+                level.name()
+            )
+        );
+        assert_eq!(field(&forced, "detected"), detected.name());
+        if level < Level::Avx2 {
+            assert_eq!(field(&forced, "sliding attacks"), "magics", "{forced}");
+            assert_eq!(field(&forced, "nnue kernels"), "portable", "{forced}");
+        }
+        if level == Level::Scalar {
+            assert_eq!(field(&forced, "scalar popcount"), "portable");
+        }
+    }
+    // A level the CPU lacks, or no level at all: a warning, and the detected level.
+    let unknown = run(Some("avx9000"), &["info", "--cpu"]);
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("PAWNSTORM_SIMD=\"avx9000\""));
+    assert!(field(&stdout(&unknown), "level").starts_with(detected.name()));
+}
+
+/// Bulk evaluation (the terms and the network), masks, perft and bench at every level:
+/// byte-identical outputs, equal node counts.
+#[test]
+fn every_level_gives_the_same_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("games.psdb");
+    let pgn = common::fixture("pgn/famous-games.pgn");
+    run(None, &["import", &pgn, "-o", db.to_str().unwrap()]);
+    let db = db.to_str().unwrap();
+    let mut reference: Option<Vec<Vec<u8>>> = None;
+    for level in Level::available() {
+        let name = level.name();
+        let out = |file: &str| dir.path().join(format!("{name}-{file}"));
+        let (terms, net, masks) = (out("terms.npy"), out("nnue.npy"), out("masks.npy"));
+        run(Some(name), &["eval", db, "-o", terms.to_str().unwrap()]);
+        run(
+            Some(name),
+            &["eval", db, "--eval", "nnue", "-o", net.to_str().unwrap()],
+        );
+        run(
+            Some(name),
+            &[
+                "features",
+                db,
+                "--kind",
+                "masks",
+                "-o",
+                masks.to_str().unwrap(),
+            ],
+        );
+        let perft = stdout(&run(Some(name), &["perft", "5"]));
+        let bench = stdout(&run(Some(name), &["bench"]));
+        let nodes = bench
+            .lines()
+            .find(|l| l.starts_with("Nodes searched"))
+            .unwrap_or_else(|| panic!("{bench}"))
+            .to_string();
+        let mut results: Vec<Vec<u8>> = [terms, net, masks]
+            .iter()
+            .map(|p| std::fs::read(p).unwrap())
+            .collect();
+        results.push(perft.split(',').next().unwrap_or("").as_bytes().to_vec());
+        results.push(nodes.into_bytes());
+        match &reference {
+            None => reference = Some(results),
+            Some(expected) => {
+                for (i, (got, want)) in results.iter().zip(expected).enumerate() {
+                    assert!(
+                        got == want,
+                        "{name}: output {i} differs from the first level's"
+                    );
+                }
+            }
+        }
+    }
+}
