@@ -114,10 +114,7 @@ const EXTRAS: [(&str, &str); 6] = [
 
 impl ExtrasSpill {
     fn new() -> std::io::Result<ExtrasSpill> {
-        let file = inlined(
-            #[inline(always)]
-            || tempfile::tempfile(),
-        );
+        let file = tempfile::tempfile;
         Ok(ExtrasSpill {
             files: [file()?, file()?, file()?, file()?, file()?, file()?],
         })
