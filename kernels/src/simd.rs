@@ -161,7 +161,7 @@ impl Path {
         self.width.lanes()
     }
 
-    /// A name for summaries, e.g. `8 x u64, avx512 (VPOPCNTDQ popcount)`.
+    /// A name for summaries, e.g. `SIMD 8 x u64, avx512 (VPOPCNTDQ popcount)`.
     pub fn describe(self) -> String {
         if self.width == Width::One {
             return format!("scalar (1 x u64, {})", self.level.name());
@@ -174,7 +174,7 @@ impl Path {
             (Level::Scalar, _) if cfg!(target_arch = "aarch64") => "portable lanes, NEON",
             (Level::Scalar, _) => "portable lanes",
         };
-        format!("{} x u64, {} ({how})", self.lanes(), self.level.name())
+        format!("SIMD {} x u64, {} ({how})", self.lanes(), self.level.name())
     }
 }
 
