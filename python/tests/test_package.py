@@ -381,3 +381,30 @@ def test_passes_release_the_gil(dbs):
     for t in threads:
         t.join()
     assert all(np.array_equal(r, alone) for r in results)
+
+
+def test_cpu_info_names_the_level_and_the_environment_lowers_it(dbs):
+    """`cpu_info()` says what `info --cpu` says; a process started with PAWNSTORM_SIMD=scalar
+    runs the scalar level and scores every position as the default level does."""
+    import os
+    import subprocess
+    import sys
+
+    info = pawnstorm.cpu_info()
+    assert info["level"] in info["available"] and info["detected"] == info["available"][-1]
+    assert info["sliding_attacks"] in ("pext", "magics")
+    code = (
+        "import sys, pawnstorm, numpy as np\n"
+        "db = pawnstorm.Database(sys.argv[1])\n"
+        "np.save(sys.argv[2], db.evaluate())\n"
+        "print(pawnstorm.cpu_info()['level'])\n"
+    )
+    scores = {}
+    for level in ("", "scalar"):
+        env = dict(os.environ, PAWNSTORM_SIMD=level)
+        out = dbs["games"].parent / f"scores-{level or 'default'}.npy"
+        done = subprocess.run([sys.executable, "-c", code, str(dbs["games"]), str(out)],
+                              env=env, capture_output=True, text=True, check=True)
+        assert done.stdout.strip() == (level or info["level"]), done.stderr
+        scores[level] = np.load(out)
+    assert np.array_equal(scores[""], scores["scalar"])
