@@ -40,9 +40,8 @@ impl PawnTable {
         }
     }
 
-    /// The cached value for `key`, or `compute`'s, which is then stored. Inlined into the
-    /// evaluation, which is compiled per SIMD level (see `Evaluator::evaluate_keyed`).
-    #[inline(always)]
+    /// The cached value for `key`, or `compute`'s, which is then stored.
+    #[inline]
     pub fn probe(&mut self, key: u64, compute: impl FnOnce() -> PawnEval) -> PawnEval {
         self.probes += 1;
         let slot = (key as usize) & (self.entries.len() - 1);
