@@ -201,12 +201,12 @@ pub fn inlined<F>(closure: F) -> F {
 /// Runs `kernel` on `path`'s lanes, compiled for `path`'s instruction set.
 #[inline]
 pub fn dispatch<F: LanesFn>(path: Path, kernel: F) -> F::Output {
-    // Path::new and the constructors only make paths the CPU has; this keeps it so even if
-    // a Path was made on another machine's detection (it cannot be: detection is global).
-    assert!(path.level.supported(), "{path:?} is above this CPU's level");
+    // Every constructor of Path checks the level against the CPU (its fields are private),
+    // so release builds do not repeat the check on each call.
+    debug_assert!(path.level.supported(), "{path:?} is above this CPU's level");
     #[cfg(target_arch = "x86_64")]
     {
-        // SAFETY: the CPU has the level's instruction sets (checked above).
+        // SAFETY: the CPU has the level's instruction sets (checked when `path` was made).
         unsafe {
             match path.level {
                 Level::Avx512 => x86::avx512(path.width, kernel),

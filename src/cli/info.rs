@@ -88,7 +88,8 @@ fn describe_cpu() -> Result<()> {
     writeln!(
         out,
         "built for: {}",
-        if cfg!(target_feature = "avx2") {
+        // Plain x86-64 stops at SSE2: a build with SSE3 or more was given a target CPU.
+        if cfg!(target_feature = "sse3") {
             "this CPU's class (a target-cpu build)"
         } else {
             "any CPU of the architecture (run-time dispatch)"

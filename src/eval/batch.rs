@@ -2,7 +2,6 @@
 //! positions at a time, then [`super::endgame::finish`] per position, blocks spread over
 //! threads.
 
-use pawnstorm_kernels::simd::inlined;
 use std::ops::Range;
 
 use pawnstorm_kernels::Lanes;
@@ -26,10 +25,7 @@ pub const BREAKDOWN_WIDTH: usize = 4 + 3 * Term::COUNT;
 pub fn breakdown_names() -> Vec<String> {
     let mut names: Vec<String> = ["score", "phase", "scale", "rule"]
         .iter()
-        .map(
-            #[inline(always)]
-            |s| s.to_string(),
-        )
+        .map(|s| s.to_string())
         .collect();
     for term in Term::ALL {
         for part in ["mg", "eg", "final"] {
@@ -53,14 +49,8 @@ pub fn rule_code(rule: endgame::Rule) -> i32 {
 /// The boards of row `row` of `block`, as the special endgames and the coefficients read them.
 pub(crate) fn row_boards(block: &Block<'_>, row: usize) -> PositionBoards {
     PositionBoards {
-        pieces: block.pieces.map(
-            #[inline(always)]
-            |c| c[row].0,
-        ),
-        colors: block.colors.map(
-            #[inline(always)]
-            |c| c[row].0,
-        ),
+        pieces: block.pieces.map(|c| c[row].0),
+        colors: block.colors.map(|c| c[row].0),
         black_to_move: block.side_to_move[row] != 0,
     }
 }
@@ -126,10 +116,7 @@ fn finish_each<L: Lanes>(
         value.store(out);
     }
     let [mg, eg, phase, signature] = values;
-    for lane in (0..L::WIDTH).filter(
-        #[inline(always)]
-        |&lane| wanted(lane),
-    ) {
+    for lane in (0..L::WIDTH).filter(|&lane| wanted(lane)) {
         let finished = endgame::finish(
             mg[lane] as i32,
             eg[lane] as i32,
@@ -174,10 +161,7 @@ fn rows_scores_with<L: Lanes>(
         for (slot, score) in out[at..at + L::WIDTH].iter_mut().zip(scores) {
             *slot = score as i32;
         }
-        if fallback[..L::WIDTH].iter().all(
-            #[inline(always)]
-            |&f| f == 0,
-        ) {
+        if fallback[..L::WIDTH].iter().all(|&f| f == 0) {
             continue;
         }
         finish_each(
@@ -243,20 +227,11 @@ fn rows_breakdown_with<L: Lanes>(
     for row in rows.clone().step_by(L::WIDTH) {
         let mut terms = PerTerm::<L>::new();
         let at = row - rows.start;
-        let sum = inlined(
-            #[inline(always)]
-            |t: &PerTerm<L>| t.total().sums(),
-        );
+        let sum = |t: &PerTerm<L>| t.total().sums();
         let mut finished = [None; 8];
-        lanes_finished(
-            prepared,
-            block,
-            row,
-            &mut terms,
-            sum,
-            #[inline(always)]
-            |lane, f| finished[lane] = Some(f),
-        );
+        lanes_finished(prepared, block, row, &mut terms, sum, |lane, f| {
+            finished[lane] = Some(f)
+        });
         let mut lanes = [0u64; 8];
         for lane in 0..L::WIDTH {
             let Some(f) = finished[lane] else { continue };
@@ -307,13 +282,7 @@ pub fn rows_breakdown(
 
 /// The scores of every position of `db`, in order, computed on the current rayon pool.
 pub fn db_scores(db: &Database, path: Path, prepared: &Prepared) -> Result<Vec<i32>, DbError> {
-    db_scores_with(
-        db,
-        path,
-        prepared,
-        #[inline(always)]
-        |_, _| {},
-    )
+    db_scores_with(db, path, prepared, |_, _| {})
 }
 
 /// [`db_scores`], calling `each_block` on every block's scores once computed (in no
@@ -326,15 +295,15 @@ pub fn db_scores_with(
 ) -> Result<Vec<i32>, DbError> {
     let n = db.block_size();
     let mut scores = vec![0i32; db.block_count() * n];
-    scores.par_chunks_mut(n).enumerate().try_for_each(
-        #[inline(always)]
-        |(index, out)| {
+    scores
+        .par_chunks_mut(n)
+        .enumerate()
+        .try_for_each(|(index, out)| {
             let block = db.block(index)?;
             rows_scores(path, prepared, &block, 0..n, out);
             each_block(&block, out);
             Ok::<(), DbError>(())
-        },
-    )?;
+        })?;
     scores.truncate(db.len() as usize);
     Ok(scores)
 }
@@ -382,10 +351,7 @@ impl ScoreTable<'_> {
             columns.push(("index".to_string(), ColumnType::U64));
         }
         if self.breakdown {
-            columns.extend(breakdown_names().into_iter().map(
-                #[inline(always)]
-                |n| (n, ColumnType::I32),
-            ));
+            columns.extend(breakdown_names().into_iter().map(|n| (n, ColumnType::I32)));
         } else {
             columns.push(("score".to_string(), ColumnType::I32));
         }
@@ -411,10 +377,7 @@ impl ScoreTable<'_> {
 /// value), from the side the score is from: the side to move's with `stm_pov`, else White's.
 fn fill_wdl(block: &Block<'_>, values: &mut [i32], width: usize, stm_pov: bool) {
     for (row, values) in values.chunks_exact_mut(width).enumerate().take(block.len) {
-        let count = inlined(
-            #[inline(always)]
-            |bitboards: &[crate::Bitboard]| bitboards[row].count(),
-        );
+        let count = |bitboards: &[crate::Bitboard]| bitboards[row].count();
         let material = crate::eval::wdl::material(
             count(block.pieces[0]),
             count(block.pieces[1]),
@@ -453,22 +416,19 @@ impl TableSource for ScoreTable<'_> {
         let block = self.db.block(piece)?;
         let n = self.db.block_size();
         let (width, score_width) = (self.width(), self.score_width());
-        let mut scores = inlined(
-            #[inline(always)]
-            |out: &mut [i32]| {
-                if let Some(evaluator) = network {
-                    assert!(!self.breakdown, "a network has no terms to break down");
-                    crate::nnue::bulk::rows_scores(evaluator, &block, 0..n, out);
-                } else if !self.breakdown {
-                    rows_scores(self.path, self.prepared, &block, 0..n, out);
-                } else {
-                    rows_breakdown(self.path, self.prepared, &block, 0..n, out);
-                }
-                if self.stm_pov {
-                    turn_for_black(&block, out, score_width);
-                }
-            },
-        );
+        let mut scores = |out: &mut [i32]| {
+            if let Some(evaluator) = network {
+                assert!(!self.breakdown, "a network has no terms to break down");
+                crate::nnue::bulk::rows_scores(evaluator, &block, 0..n, out);
+            } else if !self.breakdown {
+                rows_scores(self.path, self.prepared, &block, 0..n, out);
+            } else {
+                rows_breakdown(self.path, self.prepared, &block, 0..n, out);
+            }
+            if self.stm_pov {
+                turn_for_black(&block, out, score_width);
+            }
+        };
         if width == score_width {
             scores(out);
         } else {

@@ -135,10 +135,7 @@ pub fn coefficients_lanes<L: Lanes>(
         lanes[8][lane] = 0u64.wrapping_sub(b.black_to_move as u64);
     }
     let boards_lanes = Boards {
-        pieces: std::array::from_fn(
-            #[inline(always)]
-            |kind| L::load(&lanes[kind]),
-        ),
+        pieces: std::array::from_fn(|kind| L::load(&lanes[kind])),
         colors: [L::load(&lanes[6]), L::load(&lanes[7])],
         black_to_move: L::load(&lanes[8]),
     };
@@ -153,14 +150,7 @@ pub fn coefficients_lanes<L: Lanes>(
         let (eg, phase, signature) = (values[0][lane] as i32, values[1][lane], values[2][lane]);
         let material = endgame::Material::from_signature(signature);
         // The special endgames' scores depend on the pieces alone, not on mg and eg.
-        let finished = endgame::finish(
-            0,
-            0,
-            phase,
-            signature,
-            #[inline(always)]
-            || *b,
-        );
+        let finished = endgame::finish(0, 0, phase, signature, || *b);
         let rule_score = match finished.rule {
             Rule::Terms => 0,
             _ => finished.score,

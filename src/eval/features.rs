@@ -7,7 +7,6 @@
 
 use pawnstorm_kernels::geometry::{distance_sum, king_distance_planes};
 use pawnstorm_kernels::pawns::passed_detail;
-use pawnstorm_kernels::simd::inlined;
 use pawnstorm_kernels::{Bitboard, Color, Lanes};
 use std::ops::Range;
 
@@ -55,10 +54,7 @@ pub fn column_names() -> Vec<String> {
             names.push(format!("{color}_{mask}"));
         }
     }
-    names.extend(KING_DISTANCES.iter().map(
-        #[inline(always)]
-        |s| s.to_string(),
-    ));
+    names.extend(KING_DISTANCES.iter().map(|s| s.to_string()));
     for color in ["white", "black"] {
         for mask in &COLOR_MASKS[6..] {
             names.push(format!("{color}_{mask}"));
@@ -84,11 +80,7 @@ pub fn position_features<L: Lanes>(pieces: [L; 6], colors: [L; 2]) -> [L; COLUMN
         white: colors[0],
         black: colors[1],
     };
-    write_features(
-        board,
-        #[inline(always)]
-        |column, value| out[column] = value,
-    );
+    write_features(board, |column, value| out[column] = value);
     out
 }
 
@@ -241,10 +233,7 @@ fn rows_features_strided<'a, L: Lanes + Pod>(
     // and 28 stores of a step, the checks cost about as many instructions as the masks.
     assert_eq!(size_of::<L>(), 8 * L::WIDTH, "lanes are WIDTH packed u64");
     assert!(stride.is_multiple_of(L::WIDTH) && out.len() >= COLUMNS * stride);
-    let column = inlined(
-        #[inline(always)]
-        |c: &'a [Bitboard]| -> &'a [u64] { &bytemuck::cast_slice(c)[rows.clone()] },
-    );
+    let column = |c: &'a [Bitboard]| -> &'a [u64] { &bytemuck::cast_slice(c)[rows.clone()] };
     let pawns = column(block.pieces[PieceType::Pawn.index()]);
     let rooks = column(block.pieces[PieceType::Rook.index()]);
     let kings = column(block.pieces[PieceType::King.index()]);
@@ -253,10 +242,7 @@ fn rows_features_strided<'a, L: Lanes + Pod>(
     for at in (0..stride).step_by(L::WIDTH) {
         // SAFETY: every column slice holds `stride` values (the range indexing above
         // checked it) and at + WIDTH <= stride; L is Pod, so any bytes are a valid L.
-        let load = inlined(
-            #[inline(always)]
-            |column: &[u64]| unsafe { column.as_ptr().add(at).cast::<L>().read_unaligned() },
-        );
+        let load = |column: &[u64]| unsafe { column.as_ptr().add(at).cast::<L>().read_unaligned() };
         let board = Board {
             pawns: load(pawns),
             rooks: load(rooks),
@@ -264,19 +250,15 @@ fn rows_features_strided<'a, L: Lanes + Pod>(
             white: load(white),
             black: load(black),
         };
-        write_features(
-            board,
-            #[inline(always)]
-            |column, value| {
-                // SAFETY: column < COLUMNS and at + WIDTH <= stride, so the write lies within
-                // the COLUMNS * stride values asserted above.
-                unsafe {
-                    out.add(column * stride + at)
-                        .cast::<L>()
-                        .write_unaligned(value)
-                }
-            },
-        );
+        write_features(board, |column, value| {
+            // SAFETY: column < COLUMNS and at + WIDTH <= stride, so the write lies within
+            // the COLUMNS * stride values asserted above.
+            unsafe {
+                out.add(column * stride + at)
+                    .cast::<L>()
+                    .write_unaligned(value)
+            }
+        });
     }
 }
 
@@ -323,17 +305,14 @@ impl MaskTable<'_> {
     /// The table's columns: `index`, then [`column_names`] (distances as `u16`).
     pub fn columns(&self) -> Vec<(String, ColumnType)> {
         let mut columns = vec![("index".to_string(), ColumnType::U64)];
-        columns.extend(column_names().into_iter().enumerate().map(
-            #[inline(always)]
-            |(i, name)| {
-                let kind = if is_distance_column(i) {
-                    ColumnType::U16
-                } else {
-                    ColumnType::U64
-                };
-                (name, kind)
-            },
-        ));
+        columns.extend(column_names().into_iter().enumerate().map(|(i, name)| {
+            let kind = if is_distance_column(i) {
+                ColumnType::U16
+            } else {
+                ColumnType::U64
+            };
+            (name, kind)
+        }));
         columns
     }
 }

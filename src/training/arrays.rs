@@ -6,7 +6,6 @@
 //! at a time, and appended to the archive in DB order. The filters run first, in a pass of
 //! their own, because an `.npy` header states its row count before its rows.
 
-use pawnstorm_kernels::simd::inlined;
 use rayon::prelude::*;
 
 use crate::db::{Block, Database, NO_GAME, NO_PLY, NO_RESULT, NO_SCORE};
@@ -40,19 +39,10 @@ fn stream<T: Send>(
     progress: &(dyn Fn(u64) + Sync),
 ) -> anyhow::Result<Vec<T>> {
     let mut kept = Vec::with_capacity(db.block_count());
-    stream_each(
-        db,
-        selection,
-        npz,
-        array,
-        fill,
-        progress,
-        #[inline(always)]
-        |extra| {
-            kept.push(extra);
-            Ok(())
-        },
-    )?;
+    stream_each(db, selection, npz, array, fill, progress, |extra| {
+        kept.push(extra);
+        Ok(())
+    })?;
     Ok(kept)
 }
 
@@ -74,17 +64,14 @@ fn stream_each<T: Send>(
         let last = (first + window).min(db.block_count());
         let pieces: Vec<(Vec<u8>, T)> = (first..last)
             .into_par_iter()
-            .map(
-                #[inline(always)]
-                |index| -> anyhow::Result<(Vec<u8>, T)> {
-                    let block = db.block(index)?;
-                    let rows = selection.rows_of(index, &block);
-                    let mut bytes = Vec::new();
-                    let extra = fill(index, &block, &rows, &mut bytes);
-                    progress(rows.len() as u64);
-                    Ok((bytes, extra))
-                },
-            )
+            .map(|index| -> anyhow::Result<(Vec<u8>, T)> {
+                let block = db.block(index)?;
+                let rows = selection.rows_of(index, &block);
+                let mut bytes = Vec::new();
+                let extra = fill(index, &block, &rows, &mut bytes);
+                progress(rows.len() as u64);
+                Ok((bytes, extra))
+            })
             .collect::<anyhow::Result<_>>()?;
         for (bytes, extra) in pieces {
             npz.write(&bytes)?;
@@ -187,39 +174,30 @@ fn block_terms<L: Lanes>(
 ) -> TermExtras {
     let w = Weights::COUNT;
     let mut extras = TermExtras::default();
-    let boards_of = inlined(
-        #[inline(always)]
-        |&row: &u32| row_boards(block, row as usize),
-    );
-    for_each_counted::<L, u32>(
-        prepared,
-        rows,
-        boards_of,
-        #[inline(always)]
-        |i, counts, e, eg| {
-            extras.phase.push(e.phase);
-            // The scale the file's weights pick: by the sign of their eg sum.
-            extras
-                .scale
-                .push(if eg >= 0 { e.scale[0] } else { e.scale[1] });
-            extras.scale_white.push(e.scale[0]);
-            extras.scale_black.push(e.scale[1]);
-            extras.rule.push(rule_code(e.rule));
-            extras.rule_score.push(e.rule_score);
-            if sparse {
-                let before = indices.len();
-                for (place, &count) in counts.iter().enumerate() {
-                    if count != 0 {
-                        indices.push(place as i32);
-                        values.push(count);
-                    }
+    let boards_of = |&row: &u32| row_boards(block, row as usize);
+    for_each_counted::<L, u32>(prepared, rows, boards_of, |i, counts, e, eg| {
+        extras.phase.push(e.phase);
+        // The scale the file's weights pick: by the sign of their eg sum.
+        extras
+            .scale
+            .push(if eg >= 0 { e.scale[0] } else { e.scale[1] });
+        extras.scale_white.push(e.scale[0]);
+        extras.scale_black.push(e.scale[1]);
+        extras.rule.push(rule_code(e.rule));
+        extras.rule_score.push(e.rule_score);
+        if sparse {
+            let before = indices.len();
+            for (place, &count) in counts.iter().enumerate() {
+                if count != 0 {
+                    indices.push(place as i32);
+                    values.push(count);
                 }
-                extras.nonzeros.push((indices.len() - before) as u32);
-            } else {
-                dense[i * w..(i + 1) * w].copy_from_slice(counts);
             }
-        },
-    );
+            extras.nonzeros.push((indices.len() - before) as u32);
+        } else {
+            dense[i * w..(i + 1) * w].copy_from_slice(counts);
+        }
+    });
     extras
 }
 
@@ -366,29 +344,20 @@ pub fn write_terms(
                 let last = (first + window).min(db.block_count());
                 let pieces: Vec<(TermExtras, Vec<u8>, Vec<u8>)> = (first..last)
                     .into_par_iter()
-                    .map(
-                        #[inline(always)]
-                        |index| -> anyhow::Result<_> {
-                            let block = db.block(index)?;
-                            let rows = selection.rows_of(index, &block);
-                            let (mut indices, mut nonzero_values) = (Vec::new(), Vec::new());
-                            let extras =
-                                compute(&block, &rows, &mut indices, Some(&mut nonzero_values));
-                            progress(rows.len() as u64);
-                            Ok((extras, indices, nonzero_values))
-                        },
-                    )
+                    .map(|index| -> anyhow::Result<_> {
+                        let block = db.block(index)?;
+                        let rows = selection.rows_of(index, &block);
+                        let (mut indices, mut nonzero_values) = (Vec::new(), Vec::new());
+                        let extras =
+                            compute(&block, &rows, &mut indices, Some(&mut nonzero_values));
+                        progress(rows.len() as u64);
+                        Ok((extras, indices, nonzero_values))
+                    })
                     .collect::<anyhow::Result<_>>()?;
                 gathered.extend(pieces);
                 first = last;
             }
-            let nnz: u64 = gathered
-                .iter()
-                .map(
-                    #[inline(always)]
-                    |(_, i, _)| i.len() as u64 / 4,
-                )
-                .sum();
+            let nnz: u64 = gathered.iter().map(|(_, i, _)| i.len() as u64 / 4).sum();
             let mut indptr = Vec::with_capacity(n as usize + 1);
             indptr.push(0i64);
             for (extras, _, _) in &gathered {
@@ -411,13 +380,7 @@ pub fn write_terms(
         }
     }
     spill.write_to(npz, n)?;
-    let flat: Vec<i32> = values
-        .iter()
-        .flat_map(
-            #[inline(always)]
-            |v| [v.mg, v.eg],
-        )
-        .collect();
+    let flat: Vec<i32> = values.iter().flat_map(|v| [v.mg, v.eg]).collect();
     npz.array("weights", "<i4", &[w as u64, 2], &flat)?;
     npz.strings("weight_names", &Weights::names())?;
     Ok(())
@@ -445,14 +408,8 @@ pub fn mask_plane_names() -> Vec<String> {
     features::column_names()
         .into_iter()
         .enumerate()
-        .filter(
-            #[inline(always)]
-            |(c, _)| !is_distance_column(*c),
-        )
-        .map(
-            #[inline(always)]
-            |(_, name)| name,
-        )
+        .filter(|(c, _)| !is_distance_column(*c))
+        .map(|(_, name)| name)
         .collect()
 }
 
@@ -493,10 +450,7 @@ pub fn write_planes(
         &|_| {},
     )?;
     let masks: Vec<usize> = (0..MASK_COLUMNS)
-        .filter(
-            #[inline(always)]
-            |c| !is_distance_column(*c),
-        )
+        .filter(|c| !is_distance_column(*c))
         .collect();
     let m = masks.len() as u64;
     let (descr, shape) = if unpacked {
@@ -624,9 +578,9 @@ pub fn nnue_features_into(
         their_rest = rest;
         shares.push((index, our_share, their_share));
     }
-    shares.into_par_iter().try_for_each(
-        #[inline(always)]
-        |(index, our_share, their_share)| -> anyhow::Result<()> {
+    shares
+        .into_par_iter()
+        .try_for_each(|(index, our_share, their_share)| -> anyhow::Result<()> {
             let block = db.block(index)?;
             let rows = selection.rows_of(index, &block);
             let slots = our_share
@@ -647,8 +601,7 @@ pub fn nnue_features_into(
                 );
             }
             Ok(())
-        },
-    )
+        })
 }
 
 /// Writes `index` (the DB row), `stm` (0 White, 1 Black), `result` (float32: 1, 0.5, 0 from
@@ -672,92 +625,62 @@ pub fn write_labels(
         (
             "index",
             "<u8",
-            Box::new(
-                #[inline(always)]
-                move |index, _, r, out| {
-                    out.extend_from_slice(&(index * block_size + r as u64).to_le_bytes())
-                },
-            ),
+            Box::new(move |index, _, r, out| {
+                out.extend_from_slice(&(index * block_size + r as u64).to_le_bytes())
+            }),
         ),
         (
             "stm",
             "|u1",
-            Box::new(
-                #[inline(always)]
-                |_, block, r, out| out.push(block.side_to_move[r]),
-            ),
+            Box::new(|_, block, r, out| out.push(block.side_to_move[r])),
         ),
         (
             "result",
             "<f4",
-            Box::new(
-                #[inline(always)]
-                move |_, block, r, out| {
-                    let turn = turn(block, r);
-                    let result: f32 = match block.result.map(
-                        #[inline(always)]
-                        |c| c[r],
-                    ) {
-                        Some(0) => 0.5,
-                        Some(1) => (!turn) as u8 as f32,
-                        Some(-1) => turn as u8 as f32,
-                        Some(NO_RESULT) | None | Some(_) => f32::NAN,
-                    };
-                    out.extend_from_slice(&result.to_le_bytes());
-                },
-            ),
+            Box::new(move |_, block, r, out| {
+                let turn = turn(block, r);
+                let result: f32 = match block.result.map(|c| c[r]) {
+                    Some(0) => 0.5,
+                    Some(1) => (!turn) as u8 as f32,
+                    Some(-1) => turn as u8 as f32,
+                    Some(NO_RESULT) | None | Some(_) => f32::NAN,
+                };
+                out.extend_from_slice(&result.to_le_bytes());
+            }),
         ),
         (
             "score",
             "<i4",
-            Box::new(
-                #[inline(always)]
-                move |_, block, r, out| {
-                    let score = match block.score.map(
-                        #[inline(always)]
-                        |c| c[r],
-                    ) {
-                        Some(score) if score != UNKNOWN_SCORE && turn(block, r) => -score,
-                        Some(score) => score,
-                        None => UNKNOWN_SCORE,
-                    };
-                    out.extend_from_slice(&score.to_le_bytes());
-                },
-            ),
+            Box::new(move |_, block, r, out| {
+                let score = match block.score.map(|c| c[r]) {
+                    Some(score) if score != UNKNOWN_SCORE && turn(block, r) => -score,
+                    Some(score) => score,
+                    None => UNKNOWN_SCORE,
+                };
+                out.extend_from_slice(&score.to_le_bytes());
+            }),
         ),
         (
             "game",
             "<i8",
-            Box::new(
-                #[inline(always)]
-                |_, block, r, out| {
-                    let game: i64 = match block.game_id.map(
-                        #[inline(always)]
-                        |c| c[r],
-                    ) {
-                        Some(NO_GAME) | None => -1,
-                        Some(id) => id as i64,
-                    };
-                    out.extend_from_slice(&game.to_le_bytes());
-                },
-            ),
+            Box::new(|_, block, r, out| {
+                let game: i64 = match block.game_id.map(|c| c[r]) {
+                    Some(NO_GAME) | None => -1,
+                    Some(id) => id as i64,
+                };
+                out.extend_from_slice(&game.to_le_bytes());
+            }),
         ),
         (
             "ply",
             "<i4",
-            Box::new(
-                #[inline(always)]
-                |_, block, r, out| {
-                    let ply: i32 = match block.ply.map(
-                        #[inline(always)]
-                        |c| c[r],
-                    ) {
-                        Some(NO_PLY) | None => -1,
-                        Some(ply) => ply as i32,
-                    };
-                    out.extend_from_slice(&ply.to_le_bytes());
-                },
-            ),
+            Box::new(|_, block, r, out| {
+                let ply: i32 = match block.ply.map(|c| c[r]) {
+                    Some(NO_PLY) | None => -1,
+                    Some(ply) => ply as i32,
+                };
+                out.extend_from_slice(&ply.to_le_bytes());
+            }),
         ),
     ];
     // One pass per array, each streamed as it is computed: the labels are a few bytes a

@@ -21,7 +21,8 @@ use super::{Lanes, packed};
 unsafe fn nibble_counts(v: __m256i, weight: i8) -> __m256i {
     let w = weight;
     unsafe {
-        let table = _mm256_setr_epi8(
+        // The same 16-entry table in both 128-bit halves (`vpshufb` looks up per half).
+        let table = _mm256_broadcastsi128_si256(_mm_setr_epi8(
             0,
             w,
             w,
@@ -38,23 +39,7 @@ unsafe fn nibble_counts(v: __m256i, weight: i8) -> __m256i {
             3 * w,
             3 * w,
             4 * w,
-            0,
-            w,
-            w,
-            2 * w,
-            w,
-            2 * w,
-            2 * w,
-            3 * w,
-            w,
-            2 * w,
-            2 * w,
-            3 * w,
-            2 * w,
-            3 * w,
-            3 * w,
-            4 * w,
-        );
+        ));
         let low_nibbles = _mm256_set1_epi8(0x0f);
         let low = _mm256_and_si256(v, low_nibbles);
         let high = _mm256_and_si256(_mm256_srli_epi16(v, 4), low_nibbles);

@@ -20,7 +20,6 @@
 //! scores predict results at about 147.
 
 use pawnstorm_kernels::Lanes;
-use pawnstorm_kernels::simd::inlined;
 use pawnstorm_kernels::simd::{self, LanesFn};
 
 use crate::nnue::{INPUTS, Network, QA, QB, SCALE};
@@ -146,15 +145,7 @@ impl Scratch {
 /// The active inputs of a `-1`-padded row of the loader's features.
 #[inline(always)]
 fn active(row: &[i32]) -> impl Iterator<Item = usize> + '_ {
-    row.iter()
-        .take_while(
-            #[inline(always)]
-            |&&f| f >= 0,
-        )
-        .map(
-            #[inline(always)]
-            |&f| f as usize,
-        )
+    row.iter().take_while(|&&f| f >= 0).map(|&f| f as usize)
 }
 
 /// Sixteen `f32` lanes as a plain array, each operation a loop: the compiler makes them
@@ -185,28 +176,16 @@ impl F16 {
     }
     #[inline(always)]
     fn max(self, other: F16) -> F16 {
-        self.zip(
-            other,
-            #[inline(always)]
-            |a, b| if a > b { a } else { b },
-        )
+        self.zip(other, |a, b| if a > b { a } else { b })
     }
     #[inline(always)]
     fn min(self, other: F16) -> F16 {
-        self.zip(
-            other,
-            #[inline(always)]
-            |a, b| if a < b { a } else { b },
-        )
+        self.zip(other, |a, b| if a < b { a } else { b })
     }
     /// `2v` where `a < 1`, else 0: the slope of `clamp(a, 0, 1)²` given `v = clamp(a)`.
     #[inline(always)]
     fn screlu_slope(a: F16, v: F16) -> F16 {
-        a.zip(
-            v,
-            #[inline(always)]
-            |a, v| if a < 1.0 { v + v } else { 0.0 },
-        )
+        a.zip(v, |a, v| if a < 1.0 { v + v } else { 0.0 })
     }
     #[inline(always)]
     fn to_array(self) -> V {
@@ -218,11 +197,7 @@ impl std::ops::Add for F16 {
     type Output = F16;
     #[inline(always)]
     fn add(self, other: F16) -> F16 {
-        self.zip(
-            other,
-            #[inline(always)]
-            |a, b| a + b,
-        )
+        self.zip(other, |a, b| a + b)
     }
 }
 
@@ -230,11 +205,7 @@ impl std::ops::Mul for F16 {
     type Output = F16;
     #[inline(always)]
     fn mul(self, other: F16) -> F16 {
-        self.zip(
-            other,
-            #[inline(always)]
-            |a, b| a * b,
-        )
+        self.zip(other, |a, b| a * b)
     }
 }
 
@@ -452,10 +423,7 @@ fn error_and_gradient_here(
     let slope = objective.slope();
     let c = layout.hidden / LANES;
     let params = units(params);
-    let mut gradient = gradient.map(
-        #[inline(always)]
-        |(g, scale)| (units_mut(g), scale),
-    );
+    let mut gradient = gradient.map(|(g, scale)| (units_mut(g), scale));
     let mut error = 0.0f64;
     let mut counted = 0;
     for i in range {
@@ -519,18 +487,12 @@ pub fn evaluate_features(params: &[f32], layout: Layout, ours: &[i32], theirs: &
 /// clipping keeps every value inside `i16`; saturating all the same).
 pub fn quantise(params: &[f32], layout: Layout, provenance: &str) -> Result<Network, String> {
     let n = layout.hidden;
-    let q = inlined(
-        #[inline(always)]
-        |values: &[f32], scale: f32| -> Vec<i16> {
-            values
-                .iter()
-                .map(
-                    #[inline(always)]
-                    |&w| (w * scale).round().clamp(i16::MIN as f32, i16::MAX as f32) as i16,
-                )
-                .collect()
-        },
-    );
+    let q = |values: &[f32], scale: f32| -> Vec<i16> {
+        values
+            .iter()
+            .map(|&w| (w * scale).round().clamp(i16::MIN as f32, i16::MAX as f32) as i16)
+            .collect()
+    };
     let qa = QA as f32;
     let qb = QB as f32;
     Network::from_parts(
@@ -548,13 +510,10 @@ pub fn quantise(params: &[f32], layout: Layout, provenance: &str) -> Result<Netw
 /// uniform in ±1/√(2N), biases 0.
 pub fn initial(layout: Layout, seed: u64) -> Vec<f32> {
     let mut rng = crate::training::tune::Rng::new(crate::training::tune::mix(seed ^ 0x6e6e_7565));
-    let mut uniform = inlined(
-        #[inline(always)]
-        |bound: f32| {
-            let unit = (rng.next_u64() >> 40) as f32 / (1u64 << 24) as f32;
-            (2.0 * unit - 1.0) * bound
-        },
-    );
+    let mut uniform = |bound: f32| {
+        let unit = (rng.next_u64() >> 40) as f32 / (1u64 << 24) as f32;
+        (2.0 * unit - 1.0) * bound
+    };
     let mut params = vec![0.0f32; layout.len()];
     let first = 1.0 / 32f32.sqrt();
     for w in &mut params[..layout.ft_bias()] {
@@ -656,27 +615,16 @@ mod tests {
             &mut scratch,
             Some((&mut grad, 1.0)),
         );
-        let error = inlined(
-            #[inline(always)]
-            |p: &[f32]| {
-                let mut s = Scratch::new(16);
-                error_and_gradient(p, layout, objective, &batch, 0..4, &mut s, None).0
-            },
-        );
+        let error = |p: &[f32]| {
+            let mut s = Scratch::new(16);
+            error_and_gradient(p, layout, objective, &batch, 0..4, &mut s, None).0
+        };
         let mut checked = 0;
         // First-layer rows of pieces on the boards, the biases, the output layer.
         let ours = &batch.stm_features[..MAX_ACTIVE];
         let probes: Vec<usize> = active(ours)
             .take(3)
-            .flat_map(
-                #[inline(always)]
-                |f| {
-                    (0..16).map(
-                        #[inline(always)]
-                        move |k| f * 16 + k,
-                    )
-                },
-            )
+            .flat_map(|f| (0..16).map(move |k| f * 16 + k))
             .chain(layout.ft_bias()..layout.out_bias() + 1)
             .collect();
         for i in probes {
@@ -740,10 +688,7 @@ mod tests {
 
     #[test]
     fn targets_blend_and_need_their_labels() {
-        let at = inlined(
-            #[inline(always)]
-            |wdl, scale| Objective { wdl, scale },
-        );
+        let at = |wdl, scale| Objective { wdl, scale };
         assert_eq!(at(1.0, 400.0).target(i32::MIN, 1.0), Some(1.0));
         assert_eq!(at(0.0, 400.0).target(0, f32::NAN), Some(0.5));
         let blend = at(0.5, 400.0).target(400, 0.0).unwrap();

@@ -8,7 +8,6 @@
 //! positions, against 930 MB dense.
 
 use bytemuck::{Pod, Zeroable};
-use pawnstorm_kernels::simd::inlined;
 use pawnstorm_kernels::simd::{LanesFn, dispatch};
 use rayon::prelude::*;
 
@@ -110,12 +109,7 @@ impl Positions {
     pub fn push(&mut self, counts: &[i16], extras: &Extras, result: i8, score: i32) {
         // Most of a row is zeros: whole runs of 16 are skipped on one OR (vectorised).
         for (run, chunk) in counts.chunks(16).enumerate() {
-            if chunk.iter().fold(
-                0,
-                #[inline(always)]
-                |any, &c| any | c,
-            ) == 0
-            {
+            if chunk.iter().fold(0, |any, &c| any | c) == 0 {
                 continue;
             }
             // Without a branch a count (whether it is zero is unpredictable): each is
@@ -165,10 +159,7 @@ impl Positions {
 
     /// The stored score of position i, centipawns, White's view.
     pub fn score(&self, i: usize) -> Option<i32> {
-        Some(self.score[i]).filter(
-            #[inline(always)]
-            |&s| s != NO_SCORE,
-        )
+        Some(self.score[i]).filter(|&s| s != NO_SCORE)
     }
 
     /// Sets every target to `wdl_weight x result + (1 - wdl_weight) x sigmoid(K, score)`;
@@ -296,14 +287,11 @@ impl Dataset {
                     let block = db.block(index)?;
                     let first = (index * db.block_size()) as u64;
                     let part = load_block(&block, first, source, prepared, options, evaluator)
-                        .map_err(
-                            #[inline(always)]
-                            |(row, reason)| DbError::BadRecord {
-                                path: db.path().to_path_buf(),
-                                index: first + row as u64,
-                                reason,
-                            },
-                        )?;
+                        .map_err(|(row, reason)| DbError::BadRecord {
+                            path: db.path().to_path_buf(),
+                            index: first + row as u64,
+                            reason,
+                        })?;
                     progress(block.len as u64);
                     Ok(part)
                 },
@@ -323,11 +311,12 @@ impl Dataset {
 
     /// Nonzero counts and bytes held, over every part.
     pub fn size(&self) -> (usize, usize) {
-        self.train.iter().chain(&self.held_out).fold(
-            (0, 0),
-            #[inline(always)]
-            |(entries, bytes), part| (entries + part.entry_count(), bytes + part.bytes()),
-        )
+        self.train
+            .iter()
+            .chain(&self.held_out)
+            .fold((0, 0), |(entries, bytes), part| {
+                (entries + part.entry_count(), bytes + part.bytes())
+            })
     }
 
     /// For each weight, how many training positions count it (nonzero).
@@ -346,10 +335,7 @@ impl Dataset {
             .reduce(
                 || vec![0u64; Weights::COUNT],
                 |mut a, b| {
-                    a.iter_mut().zip(b).for_each(
-                        #[inline(always)]
-                        |(a, b)| *a += b,
-                    );
+                    a.iter_mut().zip(b).for_each(|(a, b)| *a += b);
                     a
                 },
             )
@@ -360,10 +346,7 @@ impl Dataset {
         self.train
             .par_iter_mut()
             .chain(self.held_out.par_iter_mut())
-            .for_each(
-                #[inline(always)]
-                |part| part.set_targets(k, wdl_weight),
-            );
+            .for_each(|part| part.set_targets(k, wdl_weight));
     }
 }
 
@@ -385,11 +368,7 @@ fn load_block(
     let mut kept = Vec::with_capacity(block.len);
     for row in order {
         counts.read += 1;
-        let result = block.result.map_or(
-            NO_RESULT,
-            #[inline(always)]
-            |c| c[row],
-        );
+        let result = block.result.map_or(NO_RESULT, |c| c[row]);
         if !matches!(result, -1..=1 | NO_RESULT) {
             return Err((row, format!("result byte {result} is invalid")));
         }
@@ -397,11 +376,7 @@ fn load_block(
             counts.no_result += 1;
             continue;
         }
-        let score = block.score.map_or(
-            NO_SCORE,
-            #[inline(always)]
-            |c| c[row],
-        );
+        let score = block.score.map_or(NO_SCORE, |c| c[row]);
         if options.needs_score && score == NO_SCORE {
             counts.no_score += 1;
             continue;
@@ -410,25 +385,12 @@ fn load_block(
             let mut view = if options.filter.needs_move() {
                 // The block's last row has no next row here: its move stays unknown unless
                 // labelled.
-                filters::Row::of_block_in_game(
-                    block,
-                    row,
-                    #[inline(always)]
-                    || None,
-                )
+                filters::Row::of_block_in_game(block, row, || None)
             } else {
                 filters::Row::of_block(block, row)
             };
             view.draw = crate::export::skips::draw_key(source, 0, first + row as u64);
-            let board = inlined(
-                #[inline(always)]
-                || {
-                    block.record(row).ok().map(
-                        #[inline(always)]
-                        |r| Board::new(r.position),
-                    )
-                },
-            );
+            let board = || block.record(row).ok().map(|r| Board::new(r.position));
             if let Some(reason) = options.filter.check(&view, board, evaluator.as_mut()) {
                 counts.filtered.add(reason);
                 continue;
@@ -488,41 +450,23 @@ fn counted<L: Lanes>(
     counts: &mut LoadCounts,
 ) -> (Positions, Positions) {
     let (mut train, mut held) = (Positions::default(), Positions::default());
-    let boards_of = inlined(
-        #[inline(always)]
-        |&(row, _, _): &(usize, i8, i32)| row_boards(block, row),
-    );
-    for_each_counted::<L, _>(
-        prepared,
-        kept,
-        boards_of,
-        #[inline(always)]
-        |i, row_counts, extras, _| {
-            let (row, result, score) = kept[i];
-            if extras.rule != Rule::Terms {
-                counts.rule += 1;
-                return;
-            }
-            let game = block
-                .game_id
-                .map(
-                    #[inline(always)]
-                    |c| c[row],
-                )
-                .filter(
-                    #[inline(always)]
-                    |&g| g != NO_GAME,
-                );
-            let part = if held_out(source, game, first + row as u64, options.holdout) {
-                counts.held_out += 1;
-                &mut held
-            } else {
-                counts.train += 1;
-                &mut train
-            };
-            part.push(row_counts, extras, result, score);
-        },
-    );
+    let boards_of = |&(row, _, _): &(usize, i8, i32)| row_boards(block, row);
+    for_each_counted::<L, _>(prepared, kept, boards_of, |i, row_counts, extras, _| {
+        let (row, result, score) = kept[i];
+        if extras.rule != Rule::Terms {
+            counts.rule += 1;
+            return;
+        }
+        let game = block.game_id.map(|c| c[row]).filter(|&g| g != NO_GAME);
+        let part = if held_out(source, game, first + row as u64, options.holdout) {
+            counts.held_out += 1;
+            &mut held
+        } else {
+            counts.train += 1;
+            &mut train
+        };
+        part.push(row_counts, extras, result, score);
+    });
     // The vectors grew by doubling: up to half of each would be spare for the whole run.
     train.shrink_to_fit();
     held.shrink_to_fit();
@@ -556,10 +500,7 @@ mod tests {
                 count: 2
             }]
         );
-        let sigmoid = inlined(
-            #[inline(always)]
-            |cp: f64| 1.0 / (1.0 + 10f64.powf(-1.5 * cp / 400.0)),
-        );
+        let sigmoid = |cp: f64| 1.0 / (1.0 + 10f64.powf(-1.5 * cp / 400.0));
         part.set_targets(1.5, 0.25);
         for (i, (result, score)) in [(1.0, 400.0), (0.5, -200.0), (0.0, 0.0)].iter().enumerate() {
             let expected = 0.25 * result + 0.75 * sigmoid(*score);
@@ -581,43 +522,25 @@ mod tests {
     fn split_fraction_and_games() {
         let runs = 20_000u64;
         let by_run = (0..runs)
-            .filter(
-                #[inline(always)]
-                |&r| held_out(0, None, r * HOLDOUT_RUN, 0.1),
-            )
+            .filter(|&r| held_out(0, None, r * HOLDOUT_RUN, 0.1))
             .count() as f64;
         assert!((by_run / runs as f64 - 0.1).abs() < 0.01, "{by_run}");
         // Without game ids, a run of consecutive positions falls on one side.
         for run in 0..100 {
             let first = run * HOLDOUT_RUN;
             let side = held_out(0, None, first, 0.5);
-            assert!((first..first + HOLDOUT_RUN).all(
-                #[inline(always)]
-                |i| held_out(0, None, i, 0.5) == side
-            ));
+            assert!((first..first + HOLDOUT_RUN).all(|i| held_out(0, None, i, 0.5) == side));
         }
         let games = (0..20_000u32)
-            .filter(
-                #[inline(always)]
-                |&g| held_out(0, Some(g), 0, 0.25),
-            )
+            .filter(|&g| held_out(0, Some(g), 0, 0.25))
             .count() as f64;
         assert!((games / 20_000.0 - 0.25).abs() < 0.01, "{games}");
         // One game's positions, wherever they stand, fall on one side.
         for game in 0..100 {
             let side = held_out(3, Some(game), 0, 0.5);
-            assert!((1..50).all(
-                #[inline(always)]
-                |i| held_out(3, Some(game), i, 0.5) == side
-            ));
+            assert!((1..50).all(|i| held_out(3, Some(game), i, 0.5) == side));
         }
-        assert!((0..1000).all(
-            #[inline(always)]
-            |i| !held_out(0, None, i, 0.0)
-        ));
-        assert!((0..1000).all(
-            #[inline(always)]
-            |i| held_out(0, Some(i as u32), i, 1.0)
-        ));
+        assert!((0..1000).all(|i| !held_out(0, None, i, 0.0)));
+        assert!((0..1000).all(|i| held_out(0, Some(i as u32), i, 1.0)));
     }
 }
