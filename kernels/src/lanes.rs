@@ -143,7 +143,10 @@ impl Lanes for u64 {
     }
     #[inline(always)]
     fn popcount(self) -> Self {
-        crate::simd::popcount(self) as u64
+        // Not `simd::popcount`: one position's lanes run inside `simd::dispatch`'s
+        // functions too (the search's evaluation), where the level's POPCNT is the
+        // compiler's own and a run-time flag would only add a branch per count.
+        self.count_ones() as u64
     }
     #[inline(always)]
     fn zero_mask(self) -> Self {

@@ -19,7 +19,8 @@ pub mod weights;
 
 use std::sync::LazyLock;
 
-use pawnstorm_kernels::Color;
+use pawnstorm_kernels::simd::{self, LanesFn};
+use pawnstorm_kernels::{Color, Lanes};
 
 use crate::position::board::{PieceType, Position};
 use endgame::{Finished, PositionBoards};
@@ -34,6 +35,7 @@ pub fn default_weights() -> &'static Prepared {
     &DEFAULT_WEIGHTS
 }
 
+#[inline(always)]
 pub(crate) fn position_boards(position: &Position) -> PositionBoards {
     PositionBoards {
         pieces: PieceType::ALL.map(|kind| position.piece_type(kind).0),
@@ -42,6 +44,7 @@ pub(crate) fn position_boards(position: &Position) -> PositionBoards {
     }
 }
 
+#[inline(always)]
 fn lane_boards(boards: &PositionBoards) -> Boards<u64> {
     Boards {
         pieces: boards.pieces,
@@ -184,25 +187,56 @@ impl Evaluator {
     }
 
     /// As [`Evaluator::evaluate`], with the pawn key the caller keeps incrementally.
+    /// Compiled for each SIMD level and run at the process's: the search calls it at every
+    /// leaf, and the build for any x86-64 would otherwise run it without POPCNT, BMI or
+    /// the CPU's vector registers (the search itself cannot be compiled per level).
     pub fn evaluate_keyed(&mut self, position: &Position, pawn_key: u64) -> i32 {
+        struct Keyed<'a> {
+            evaluator: &'a mut Evaluator,
+            position: &'a Position,
+            pawn_key: u64,
+        }
+        impl LanesFn for Keyed<'_> {
+            type Output = i32;
+            // Only the level matters here (the lanes are one position's).
+            #[inline(always)]
+            fn call<L: Lanes>(self) -> i32 {
+                self.evaluator
+                    .evaluate_keyed_here(self.position, self.pawn_key)
+            }
+        }
+        let keyed = Keyed {
+            evaluator: self,
+            position,
+            pawn_key,
+        };
+        simd::dispatch(simd::Path::scalar(), keyed)
+    }
+
+    #[inline(always)]
+    fn evaluate_keyed_here(&mut self, position: &Position, pawn_key: u64) -> i32 {
         let boards = position_boards(position);
         let lanes = lane_boards(&boards);
         let prepared = &self.prepared;
-        let pawns = self.pawns.probe(pawn_key, || {
-            let mut total = Total::<u64>::new();
-            let passed = pawn_terms(
-                prepared,
-                lanes.pieces[0] & lanes.colors[0],
-                lanes.pieces[0] & lanes.colors[1],
-                &mut total,
-            );
-            let (mg, eg) = total.sums();
-            PawnEval {
-                mg: mg as i32,
-                eg: eg as i32,
-                passed,
-            }
-        });
+        let pawns = self.pawns.probe(
+            pawn_key,
+            #[inline(always)]
+            || {
+                let mut total = Total::<u64>::new();
+                let passed = pawn_terms(
+                    prepared,
+                    lanes.pieces[0] & lanes.colors[0],
+                    lanes.pieces[0] & lanes.colors[1],
+                    &mut total,
+                );
+                let (mg, eg) = total.sums();
+                PawnEval {
+                    mg: mg as i32,
+                    eg: eg as i32,
+                    passed,
+                }
+            },
+        );
         let mut total = Total::<u64>::from_sums(pawns.mg as i64 as u64, pawns.eg as i64 as u64);
         let meta = piece_terms(prepared, &lanes, pawns.passed, &mut total);
         let (mg, eg) = total.sums();

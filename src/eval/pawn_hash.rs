@@ -40,8 +40,9 @@ impl PawnTable {
         }
     }
 
-    /// The cached value for `key`, or `compute`'s, which is then stored.
-    #[inline]
+    /// The cached value for `key`, or `compute`'s, which is then stored. Inlined into the
+    /// evaluation, which is compiled per SIMD level (see `Evaluator::evaluate_keyed`).
+    #[inline(always)]
     pub fn probe(&mut self, key: u64, compute: impl FnOnce() -> PawnEval) -> PawnEval {
         self.probes += 1;
         let slot = (key as usize) & (self.entries.len() - 1);

@@ -12,6 +12,9 @@
 
 use std::sync::Arc;
 
+use pawnstorm_kernels::lanes::Lanes;
+use pawnstorm_kernels::simd::{LanesFn, Path, dispatch};
+
 use super::network::{Chunk, Network};
 use super::simd::{self, Level};
 
@@ -38,7 +41,7 @@ pub struct Changes {
 impl Changes {
     /// The pieces that differ between `from` and `to` (piece boards colour × 6 + type),
     /// if at most `limit` rows change per perspective.
-    #[inline]
+    #[inline(always)]
     pub fn between(from: &[u64; 12], to: &[u64; 12], limit: usize) -> Option<Changes> {
         let mut changes = Changes::none();
         changes.find(from, to, limit).then_some(changes)
@@ -113,7 +116,7 @@ impl Changes {
 }
 
 /// The pieces of `boards` as rows per perspective, and how many.
-#[inline]
+#[inline(always)]
 fn all_rows(boards: &[u64; 12]) -> ([[u16; MAX_ROWS]; 2], usize) {
     let mut rows = [[0u16; MAX_ROWS]; 2];
     let mut n = 0;
@@ -146,7 +149,7 @@ impl Accumulators {
     }
 
     /// The sums of `boards` from scratch: the biases plus every piece's row.
-    #[inline]
+    #[inline(always)]
     pub fn refresh(&mut self, net: &Network, level: Level, boards: &[u64; 12]) {
         let (rows, n) = all_rows(boards);
         let (white, black) = self.data.split_at_mut(self.chunks);
@@ -156,7 +159,7 @@ impl Accumulators {
     }
 
     /// Moves these sums to another position by `changes`.
-    #[inline]
+    #[inline(always)]
     pub fn update(&mut self, net: &Network, level: Level, changes: &Changes) {
         let (white, black) = self.data.split_at_mut(self.chunks);
         for (p, acc) in [white, black].into_iter().enumerate() {
@@ -171,7 +174,7 @@ impl Accumulators {
     }
 
     /// These sums are `base`'s moved by `changes`.
-    #[inline]
+    #[inline(always)]
     pub fn update_from(
         &mut self,
         net: &Network,
@@ -193,7 +196,7 @@ impl Accumulators {
     }
 
     /// The evaluation, centipawns from the side to move's view (no endgame rules).
-    #[inline]
+    #[inline(always)]
     pub fn output(&self, net: &Network, level: Level, black_to_move: bool) -> i32 {
         let (ours, theirs) = net.output_weights();
         let (us, them) = if black_to_move { (1, 0) } else { (0, 1) };
@@ -280,13 +283,35 @@ impl NnueEvaluator {
     }
 
     /// [`Self::evaluate`] with the exact endgame rules on top ([`super::exact_rule`]): the
-    /// score the engine and the bulk passes use.
+    /// score the engine and the bulk passes use. The network's part runs through
+    /// [`dispatch`], compiled per SIMD level with its kernels inlined: the search calls
+    /// this at every leaf from code compiled for plain x86-64.
     #[inline]
     pub fn score(&mut self, boards: &[u64; 12], black_to_move: bool, ply: usize) -> i32 {
-        match super::exact_rule(boards, black_to_move) {
-            Some(score) => score,
-            None => self.evaluate(boards, black_to_move, ply),
+        if let Some(score) = super::exact_rule(boards, black_to_move) {
+            return score;
         }
+        struct Evaluate<'a> {
+            evaluator: &'a mut NnueEvaluator,
+            boards: &'a [u64; 12],
+            black_to_move: bool,
+            ply: usize,
+        }
+        impl LanesFn for Evaluate<'_> {
+            type Output = i32;
+            #[inline(always)]
+            fn call<L: Lanes>(self) -> i32 {
+                self.evaluator
+                    .evaluate(self.boards, self.black_to_move, self.ply)
+            }
+        }
+        let evaluate = Evaluate {
+            evaluator: self,
+            boards,
+            black_to_move,
+            ply,
+        };
+        dispatch(Path::scalar(), evaluate)
     }
 
     /// Brings `ply`'s slot to `boards`: from itself or the ply before, whichever is fewer

@@ -169,7 +169,7 @@ unsafe fn apply_any(
 }
 
 /// `acc += Σ rows(adds) − Σ rows(subs)`.
-#[inline]
+#[inline(always)]
 pub fn apply_in_place(
     level: Level,
     acc: &mut [Chunk],
@@ -191,7 +191,7 @@ pub fn apply_in_place(
 }
 
 /// `dst = src + Σ rows(adds) − Σ rows(subs)`.
-#[inline]
+#[inline(always)]
 pub fn apply_from(
     level: Level,
     dst: &mut [Chunk],
@@ -280,7 +280,8 @@ pub fn screlu_sum(level: Level, acc: &[Chunk], weights: &[Chunk], small_weights:
 }
 
 /// The x86-64 paths, each compiled for its instruction set and called only at a level the
-/// CPU has.
+/// CPU has. `#[inline]`: the bulk pass's loop, compiled per level (`nnue::bulk`), takes
+/// them in; called from plain x86-64 code (the search) they stay calls.
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use super::Chunk;
@@ -290,6 +291,7 @@ mod x86 {
     ///
     /// # Safety
     /// As [`super::apply_raw`]'s, and the CPU has AVX-512 F and BW.
+    #[inline]
     #[target_feature(enable = "avx512f,avx512bw,avx2")]
     pub unsafe fn apply_fixed_avx512<const A: usize, const S: usize>(
         dst: *mut Chunk,
@@ -317,6 +319,7 @@ mod x86 {
     ///
     /// # Safety
     /// As [`super::apply_raw`]'s, and the CPU has AVX2.
+    #[inline]
     #[target_feature(enable = "avx2")]
     pub unsafe fn apply_fixed_avx2<const A: usize, const S: usize>(
         dst: *mut Chunk,
@@ -351,6 +354,7 @@ mod x86 {
     ///
     /// # Safety
     /// As [`super::apply_raw`]'s (`base` is the weights), and the CPU has AVX-512 F and BW.
+    #[inline]
     #[target_feature(enable = "avx512f,avx512bw,avx2")]
     pub unsafe fn apply_any_avx512(
         dst: *mut Chunk,
@@ -405,6 +409,7 @@ mod x86 {
     ///
     /// # Safety
     /// As [`super::apply_raw`]'s (`base` is the weights), and the CPU has AVX2.
+    #[inline]
     #[target_feature(enable = "avx2")]
     pub unsafe fn apply_any_avx2(
         dst: *mut Chunk,
@@ -463,6 +468,7 @@ mod x86 {
     ///
     /// # Safety
     /// The CPU has AVX-512 F and BW.
+    #[inline]
     #[target_feature(enable = "avx512f,avx512bw,avx2")]
     pub unsafe fn screlu_sum_pair_avx512(
         us: &[Chunk],
@@ -493,6 +499,7 @@ mod x86 {
     ///
     /// # Safety
     /// The CPU has AVX-512 F and BW.
+    #[inline]
     #[target_feature(enable = "avx512f,avx512bw,avx2")]
     pub unsafe fn screlu_sum_avx512(acc: &[Chunk], weights: &[Chunk]) -> i32 {
         unsafe {
@@ -515,6 +522,7 @@ mod x86 {
     ///
     /// # Safety
     /// The CPU has AVX2.
+    #[inline]
     #[target_feature(enable = "avx2")]
     pub unsafe fn screlu_sum_avx2(acc: &[Chunk], weights: &[Chunk]) -> i32 {
         unsafe {

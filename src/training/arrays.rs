@@ -20,7 +20,7 @@ use crate::training::nnue::{FeatureSet, MAX_ACTIVE};
 pub use crate::training::selection::{Selection, select, select_range, traits_of_row};
 use pawnstorm_kernels::Color;
 use pawnstorm_kernels::Lanes;
-use pawnstorm_kernels::simd::{LanesFn, dispatch};
+use pawnstorm_kernels::simd::{LanesFn, Path, dispatch};
 
 /// Blocks computed at once per worker thread before they are written.
 const BLOCKS_PER_THREAD: usize = 2;
@@ -387,6 +387,7 @@ pub fn write_terms(
 }
 
 /// The 12 piece boards of a position: P N B R Q K of White, then of Black.
+#[inline(always)]
 fn piece_planes(block: &Block<'_>, row: usize) -> [u64; 12] {
     let mut planes = [0u64; 12];
     for (i, plane) in planes.iter_mut().enumerate() {
@@ -583,25 +584,63 @@ pub fn nnue_features_into(
         .try_for_each(|(index, our_share, their_share)| -> anyhow::Result<()> {
             let block = db.block(index)?;
             let rows = selection.rows_of(index, &block);
-            let slots = our_share
+            block_nnue_features(set, &block, &rows, our_share, their_share);
+            Ok(())
+        })
+}
+
+/// The features of rows `rows` of `block` into `ours` and `theirs` (32 a row, in order).
+/// The loop runs through [`dispatch`], compiled per instruction-set level with the
+/// packing (PEXT) and the feature loop inlined (called from plain x86-64 code it ran at
+/// 0.90 of a `target-cpu=native` build's speed).
+fn block_nnue_features(
+    set: FeatureSet,
+    block: &Block<'_>,
+    rows: &[u32],
+    ours: &mut [i32],
+    theirs: &mut [i32],
+) {
+    struct Rows<'a, 'b> {
+        set: FeatureSet,
+        block: &'a Block<'b>,
+        rows: &'a [u32],
+        ours: &'a mut [i32],
+        theirs: &'a mut [i32],
+    }
+    impl LanesFn for Rows<'_, '_> {
+        type Output = ();
+        #[inline(always)]
+        fn call<L: Lanes>(self) {
+            let slots = self
+                .ours
                 .chunks_exact_mut(MAX_ACTIVE)
-                .zip(their_share.chunks_exact_mut(MAX_ACTIVE));
-            for (&row, (our_slot, their_slot)) in rows.iter().zip(slots) {
+                .zip(self.theirs.chunks_exact_mut(MAX_ACTIVE));
+            for (&row, (our_slot, their_slot)) in self.rows.iter().zip(slots) {
                 let r = row as usize;
-                let us = if block.side_to_move[r] == 0 {
+                let us = if self.block.side_to_move[r] == 0 {
                     Color::White
                 } else {
                     Color::Black
                 };
-                set.active_both(
-                    &piece_planes(&block, r),
+                self.set.active_both(
+                    &piece_planes(self.block, r),
                     us,
                     our_slot.try_into().expect("32 a row"),
                     their_slot.try_into().expect("32 a row"),
                 );
             }
-            Ok(())
-        })
+        }
+    }
+    dispatch(
+        Path::scalar(),
+        Rows {
+            set,
+            block,
+            rows,
+            ours,
+            theirs,
+        },
+    )
 }
 
 /// Writes `index` (the DB row), `stm` (0 White, 1 Black), `result` (float32: 1, 0.5, 0 from

@@ -96,7 +96,7 @@ impl FeatureSet {
 
     /// [`FeatureSet::active`] from both perspectives in one pass over the pieces: `ours`
     /// from `us`, `theirs` from the other side (what a trainer feeds, side to move first).
-    #[inline]
+    #[inline(always)]
     pub fn active_both(
         self,
         boards: &[u64; 12],
@@ -115,7 +115,7 @@ impl FeatureSet {
     /// [`FeatureSet::active_both`] from the packed form of a position: its occupied
     /// squares, each one's piece code (colour × 6 + type) in a nibble in square order (see
     /// [`pack`]) and the two kings' squares (White's first; 64 for none).
-    #[inline]
+    #[inline(always)]
     pub fn active_packed(
         self,
         occupied: u64,
@@ -217,7 +217,7 @@ const NIBBLE_LOW_BITS: u64 = 0x1111_1111_1111_1111;
 /// in the first word, lowest nibble first. Past 32 pieces (no legal position has them)
 /// only the first 32 squares are kept. Where PEXT and PDEP are fast (chosen at run time: Zen 3
 /// and later, Intel since Haswell) a board's pieces are spread into their nibbles at once.
-#[inline]
+#[inline(always)]
 pub fn pack(boards: &[u64; 12]) -> (u64, [u64; 2]) {
     #[cfg(target_arch = "x86_64")]
     if pawnstorm_kernels::simd::cpu().fast_pext {
@@ -236,6 +236,7 @@ mod bmi2 {
 
     /// # Safety
     /// The CPU has BMI2.
+    #[inline]
     #[target_feature(enable = "bmi2,popcnt")]
     pub unsafe fn pack(boards: &[u64; 12]) -> (u64, [u64; 2]) {
         let all = boards.iter().fold(0, |all, &board| all | board);
@@ -251,6 +252,7 @@ mod bmi2 {
 
     /// # Safety
     /// The CPU has BMI2.
+    #[inline]
     #[target_feature(enable = "bmi2,popcnt")]
     pub unsafe fn unpack(occupied: u64, pieces: [u64; 2]) -> [u64; 12] {
         let mut boards = [0u64; 12];
@@ -291,7 +293,7 @@ fn pack_portable(boards: &[u64; 12]) -> (u64, [u64; 2]) {
 }
 
 /// The boards [`pack`] packed.
-#[inline]
+#[inline(always)]
 pub fn unpack(occupied: u64, pieces: [u64; 2]) -> [u64; 12] {
     #[cfg(target_arch = "x86_64")]
     if pawnstorm_kernels::simd::cpu().fast_pext {
