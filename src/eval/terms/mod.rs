@@ -428,8 +428,10 @@ fn rank_table<L: Lanes, S: Sink<L>>(
 ) {
     let (white, black) = (rank_counts(white), rank_counts(black));
     let mut sum = L::pair_zero();
-    // Pawn sets hold no pawn on the first or last rank.
-    for (relative_rank, weight) in ranks.iter().enumerate().take(7).skip(1) {
+    // Pawn sets hold no pawn on the first or last rank. (A zip, not `enumerate().take(7)
+    // .skip(1)`: `Skip` called `Take::nth` out of line from every kernel, registers spilled
+    // around each call.)
+    for (weight, relative_rank) in ranks[1..7].iter().zip(1usize..) {
         let white_count = white.shr(8 * relative_rank as u32) & L::splat(0xff);
         let black_count = black.shr(8 * (7 - relative_rank) as u32) & L::splat(0xff);
         sum = L::pair_add(sum, sink.times(white_count.sub(black_count), weight));
