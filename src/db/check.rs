@@ -10,7 +10,8 @@
 //! evaluation's material signature has 4 bits a piece type), side to move 0 or 1. Castling
 //! and en passant are left to [`super::Block::record`]: the evaluation does not read them.
 
-use pawnstorm_kernels::{Bitboard, Color, Square};
+use pawnstorm_kernels::simd::{LanesFn, Path, dispatch};
+use pawnstorm_kernels::{Bitboard, Color, Lanes, Square};
 
 use super::Block;
 use crate::position::board::PositionError;
@@ -78,8 +79,24 @@ impl<'a> Boards<'a> {
         )
     }
 
-    /// The OR of every row's flags: zero when every row is a position.
+    /// The OR of every row's flags: zero when every row is a position. Through
+    /// [`dispatch`], so that the loop is compiled per SIMD level: it vectorises, popcounts
+    /// included (VPOPCNTQ on AVX-512); compiled for plain x86-64 it took 4.8% of `features
+    /// --kind nnue` against a `target-cpu=native` build's 1.3%.
     fn flags(&self) -> u64 {
+        struct Flags<'a, 'b>(&'a Boards<'b>);
+        impl LanesFn for Flags<'_, '_> {
+            type Output = u64;
+            #[inline(always)]
+            fn call<L: Lanes>(self) -> u64 {
+                self.0.flags_inlined()
+            }
+        }
+        dispatch(Path::native(), Flags(self))
+    }
+
+    #[inline(always)]
+    fn flags_inlined(&self) -> u64 {
         let n = self.pieces[0].len();
         // Every column cut to the same length, so that the loop has no bounds checks.
         let [p0, p1, p2, p3, p4, p5] = self.pieces.map(|c| &c[..n]);
