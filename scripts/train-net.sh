@@ -4,15 +4,17 @@
 #
 #   scripts/train-net.sh [DATA_DIR] [EXTRA TRAIN-NET OPTIONS...]
 #
-# Inputs: every DATA_DIR/selfplay-*.psdb shard (default DATA_DIR: ../data, the datagen
-# shards: self-play at fixed nodes, scored by pawnstorm's search, with results) and every
+# Inputs: every self-play shard under DATA_DIR, at any depth (default DATA_DIR:
+# data/selfplay, the shards kept in the repository, one folder a generation), as
+# `selfplay-*.binpack`, or as `selfplay-*.psdb` where no .binpack of the same name is beside
+# it (`scripts/datagen-shards` writes both: ../data/gen3 works as DATA_DIR too), and every
 # .binpack in SHARED (default ../shared/data: the first shard of self-play), read one after
 # the other, the held-out tenth split off as `tune` splits (whole games where the DB has
 # game ids, runs of 512 positions in a binpack). The default skips apply (positions in
 # check, captures and promotions as the move played, mate scores).
 #
 #   scripts/train-net.sh                                   # writes nets/default.nnue
-#   EPOCHS=1 OUT=/tmp/try.nnue scripts/train-net.sh ../data    # a quick trial
+#   EPOCHS=1 OUT=/tmp/try.nnue scripts/train-net.sh ../data/gen3   # a quick trial
 #
 # Settings are environment variables (HIDDEN, EPOCHS, WDL, SEED, THREADS, SHARED, OUT);
 # other train-net options (--lr, --epoch-positions, filters) follow DATA_DIR.
@@ -22,7 +24,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-DATA=${1:-../data}
+DATA=${1:-data/selfplay}
 [[ $# -gt 0 ]] && shift
 SHARED=${SHARED:-../shared/data}
 OUT=${OUT:-nets/default.nnue}
@@ -34,10 +36,14 @@ THREADS=${THREADS:-$(nproc)}
 
 cargo build --release
 bin=target/release/pawnstorm
-shopt -s nullglob
-inputs=("$DATA"/selfplay-*.psdb "$SHARED"/*.binpack)
+shopt -s nullglob globstar
+inputs=()
+for shard in "$DATA"/**/selfplay-*.binpack "$DATA"/**/selfplay-*.psdb; do
+  [[ $shard == *.psdb && -e ${shard%.psdb}.binpack ]] || inputs+=("$shard")
+done
+inputs+=("$SHARED"/*.binpack)
 if [[ ${#inputs[@]} -eq 0 ]]; then
-  echo "no inputs: no $DATA/selfplay-*.psdb and no $SHARED/*.binpack" >&2
+  echo "no inputs: no selfplay-*.binpack or selfplay-*.psdb under $DATA and no $SHARED/*.binpack" >&2
   exit 1
 fi
 mkdir -p "$(dirname "$OUT")"
