@@ -125,11 +125,20 @@ pub fn units_mut(values: &mut [f32]) -> &mut [V] {
     bytemuck::cast_slice_mut(values)
 }
 
-/// Scratch for one position's pass, reused.
+/// Positions whose forward passes run before their gradients are scattered: the forward
+/// pass reads the weights' rows, the scatter writes the gradient's, and at N = 128 the two
+/// (393 KB each) do not fit a 512 KB L2 cache together; in groups each phase has its own
+/// array to itself. Each gradient value still receives its terms in position order: the
+/// same net as one position at a time.
+const GROUP: usize = 64;
+
+/// Scratch for a group's passes, reused.
 #[derive(Clone, Debug)]
 pub struct Scratch {
     acc: [Vec<V>; 2],
-    delta: [Vec<V>; 2],
+    /// Each position of the group's deltas, `[position][side][unit]`.
+    delta: Vec<V>,
+    sides: Vec<[Active; 2]>,
 }
 
 impl Scratch {
@@ -137,7 +146,8 @@ impl Scratch {
         let c = hidden / LANES;
         Scratch {
             acc: [vec![[0.0; LANES]; c], vec![[0.0; LANES]; c]],
-            delta: [vec![[0.0; LANES]; c], vec![[0.0; LANES]; c]],
+            delta: vec![[0.0; LANES]; GROUP * 2 * c],
+            sides: Vec::with_capacity(GROUP),
         }
     }
 }
@@ -245,18 +255,22 @@ fn output_sum(acc: &[V], weights: &[V]) -> f32 {
     lanes.to_array().iter().sum()
 }
 
-/// Units a block of the first layer keeps in registers: 8 of the 32 vector registers
-/// (N = 128 is one block), so that a row is added with loads alone, the sums stored once.
-const BLOCK: usize = 8;
+/// Units a block of the first layer keeps in registers, so that a row is added with loads
+/// alone and the sums stored once: 8 units are 8 of AVX-512's 32 registers (N = 128 is one
+/// block), but all 16 of AVX2's, which spilled (the pass ran at 0.6 of the speed of blocks
+/// of 4 there). The block changes which units are summed together, not the order of any
+/// unit's sums: every block gives the same net.
+const WIDE_BLOCK: usize = 8;
+const NARROW_BLOCK: usize = 4;
 
-/// Calls `block::<B>(start)` over `0..units` in blocks of [`BLOCK`], then 4, 2, 1.
+/// Calls `block::<B>(start)` over `0..units` in blocks of `BLOCK`, then 4, 2, 1.
 macro_rules! in_blocks {
-    ($units:expr, $f:ident, $($arg:expr),*) => {{
+    ($block:ident, $units:expr, $f:ident, $($arg:expr),*) => {{
         let units = $units;
         let mut start = 0;
-        while start + BLOCK <= units {
-            $f::<BLOCK>(start, $($arg),*);
-            start += BLOCK;
+        while start + $block <= units {
+            $f::<$block>(start, $($arg),*);
+            start += $block;
         }
         if start + 4 <= units {
             $f::<4>(start, $($arg),*);
@@ -319,7 +333,7 @@ fn scatter_block<const B: usize>(
 }
 
 /// A position's active inputs from one perspective, unpacked once for both passes.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 struct Active {
     features: [u16; MAX_ACTIVE],
     len: usize,
@@ -346,14 +360,28 @@ impl Active {
 /// The model's output (before the sigmoid) for one position: the accumulators are left in
 /// `scratch`.
 #[inline(always)]
-fn forward(params: &[V], layout: Layout, sides: &[Active; 2], scratch: &mut Scratch) -> f32 {
+fn forward<const BLOCK: usize>(
+    params: &[V],
+    layout: Layout,
+    sides: &[Active; 2],
+    acc: &mut [Vec<V>; 2],
+) -> f32 {
     let c = layout.hidden / LANES;
     let bias = &params[layout.ft_bias() / LANES..][..c];
     let out_w = &params[layout.out_weights() / LANES..][..2 * c];
     let mut out = params[layout.out_bias() / LANES][0];
     for (side, features) in sides.iter().enumerate() {
-        let acc = &mut scratch.acc[side];
-        in_blocks!(c, accumulate_block, params, c, bias, features.get(), acc);
+        let acc = &mut acc[side];
+        in_blocks!(
+            BLOCK,
+            c,
+            accumulate_block,
+            params,
+            c,
+            bias,
+            features.get(),
+            acc
+        );
         out += output_sum(acc, &out_w[side * c..(side + 1) * c]);
     }
     out
@@ -386,15 +414,26 @@ pub fn error_and_gradient(
         // The lanes are not used: `dispatch` is what compiles the pass for the level.
         #[inline(always)]
         fn call<L: Lanes>(self) -> (f64, usize) {
-            error_and_gradient_here(
-                self.params,
-                self.layout,
-                self.objective,
-                self.batch,
-                self.range,
-                self.scratch,
-                self.gradient,
-            )
+            let Pass {
+                params,
+                layout,
+                objective,
+                batch,
+                range,
+                scratch,
+                gradient,
+            } = self;
+            // Direct calls (not a function pointer, which would be compiled without the
+            // level's instruction sets).
+            if simd::level() == simd::Level::Avx512 {
+                error_and_gradient_here::<WIDE_BLOCK>(
+                    params, layout, objective, batch, range, scratch, gradient,
+                )
+            } else {
+                error_and_gradient_here::<NARROW_BLOCK>(
+                    params, layout, objective, batch, range, scratch, gradient,
+                )
+            }
         }
     }
     let pass = Pass {
@@ -411,7 +450,7 @@ pub fn error_and_gradient(
 
 /// [`error_and_gradient`], compiled for whatever calls it.
 #[inline(always)]
-fn error_and_gradient_here(
+fn error_and_gradient_here<const BLOCK: usize>(
     params: &[f32],
     layout: Layout,
     objective: Objective,
@@ -426,49 +465,67 @@ fn error_and_gradient_here(
     let mut gradient = gradient.map(|(g, scale)| (units_mut(g), scale));
     let mut error = 0.0f64;
     let mut counted = 0;
-    for i in range {
-        let Some(target) = objective.target(batch.score[i], batch.result[i]) else {
-            continue;
-        };
-        let ours = &batch.stm_features[i * MAX_ACTIVE..(i + 1) * MAX_ACTIVE];
-        let theirs = &batch.nstm_features[i * MAX_ACTIVE..(i + 1) * MAX_ACTIVE];
-        let sides = [Active::of(ours), Active::of(theirs)];
-        let out = forward(params, layout, &sides, scratch);
-        let p = sigmoid(out * slope);
-        let miss = p - target;
-        error += (miss * miss) as f64;
-        counted += 1;
-        let Some((grad, scale)) = gradient.as_mut() else {
-            continue;
-        };
-        // d loss / d out.
-        let g = F16::splat(2.0 * miss * p * (1.0 - p) * slope * *scale);
-        let out_w = &params[layout.out_weights() / LANES..][..2 * c];
-        grad[layout.out_bias() / LANES][0] += g.to_array()[0];
-        for side in 0..2 {
-            let grad_out = &mut grad[layout.out_weights() / LANES + side * c..][..c];
-            let w = &out_w[side * c..(side + 1) * c];
-            for (((a, d), w), gw) in scratch.acc[side]
-                .iter()
-                .zip(scratch.delta[side].iter_mut())
-                .zip(w)
-                .zip(grad_out.iter_mut())
-            {
-                let a = load(a);
-                let v = clamp01(a);
-                *gw = (load(gw) + g * v * v).to_array();
-                // d screlu / d acc = 2v inside (0, 1), 0 outside (v is 0 below).
-                let slope = F16::screlu_slope(a, v);
-                *d = (g * load(w) * slope).to_array();
+    let out_w = &params[layout.out_weights() / LANES..][..2 * c];
+    let mut next = range.start;
+    while next < range.end {
+        // Forward passes, the output layer's gradient and the deltas of a group.
+        scratch.sides.clear();
+        let mut filled = 0;
+        while next < range.end && filled < GROUP {
+            let i = next;
+            next += 1;
+            let Some(target) = objective.target(batch.score[i], batch.result[i]) else {
+                continue;
+            };
+            let ours = &batch.stm_features[i * MAX_ACTIVE..(i + 1) * MAX_ACTIVE];
+            let theirs = &batch.nstm_features[i * MAX_ACTIVE..(i + 1) * MAX_ACTIVE];
+            let sides = [Active::of(ours), Active::of(theirs)];
+            let Scratch { acc, delta, .. } = scratch;
+            let out = forward::<BLOCK>(params, layout, &sides, acc);
+            let p = sigmoid(out * slope);
+            let miss = p - target;
+            error += (miss * miss) as f64;
+            counted += 1;
+            let Some((grad, scale)) = gradient.as_mut() else {
+                continue;
+            };
+            // d loss / d out.
+            let g = F16::splat(2.0 * miss * p * (1.0 - p) * slope * *scale);
+            grad[layout.out_bias() / LANES][0] += g.to_array()[0];
+            let deltas = &mut delta[filled * 2 * c..(filled + 1) * 2 * c];
+            for side in 0..2 {
+                let grad_out = &mut grad[layout.out_weights() / LANES + side * c..][..c];
+                let w = &out_w[side * c..(side + 1) * c];
+                for (((a, d), w), gw) in acc[side]
+                    .iter()
+                    .zip(deltas[side * c..(side + 1) * c].iter_mut())
+                    .zip(w)
+                    .zip(grad_out.iter_mut())
+                {
+                    let a = load(a);
+                    let v = clamp01(a);
+                    *gw = (load(gw) + g * v * v).to_array();
+                    // d screlu / d acc = 2v inside (0, 1), 0 outside (v is 0 below).
+                    let slope = F16::screlu_slope(a, v);
+                    *d = (g * load(w) * slope).to_array();
+                }
             }
+            let bias = layout.ft_bias() / LANES;
+            for side in 0..2 {
+                add_row(&mut grad[bias..bias + c], &deltas[side * c..(side + 1) * c]);
+            }
+            scratch.sides.push(sides);
+            filled += 1;
         }
-        let bias = layout.ft_bias() / LANES;
-        for side in 0..2 {
-            add_row(&mut grad[bias..bias + c], &scratch.delta[side]);
-        }
-        for (side, features) in sides.iter().enumerate() {
-            let delta = &scratch.delta[side];
-            in_blocks!(c, scatter_block, grad, c, delta, features.get());
+        let Some((grad, _)) = gradient.as_mut() else {
+            continue;
+        };
+        // Then the group's deltas into the first layer's rows.
+        for (k, sides) in scratch.sides.iter().enumerate() {
+            for (side, features) in sides.iter().enumerate() {
+                let delta = &scratch.delta[(k * 2 + side) * c..][..c];
+                in_blocks!(BLOCK, c, scatter_block, grad, c, delta, features.get());
+            }
         }
     }
     (error, counted)
@@ -479,7 +536,7 @@ fn error_and_gradient_here(
 pub fn evaluate_features(params: &[f32], layout: Layout, ours: &[i32], theirs: &[i32]) -> f32 {
     let mut scratch = Scratch::new(layout.hidden);
     let sides = [Active::of(ours), Active::of(theirs)];
-    forward(units(params), layout, &sides, &mut scratch) * SCALE as f32
+    forward::<NARROW_BLOCK>(units(params), layout, &sides, &mut scratch.acc) * SCALE as f32
 }
 
 /// The quantised network, as bullet quantises: `round(w · QA)` for the first layer,

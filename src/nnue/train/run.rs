@@ -95,6 +95,14 @@ fn pass_seed(seed: u64, pass: u64) -> u64 {
 struct Stream<'a> {
     config: &'a RunConfig,
     loader: Option<Loader>,
+    /// The next pass, started once the current one gives its first batch (when `prefetch`):
+    /// a shuffled pass gives nothing until its shuffle buffer is full (2M positions by
+    /// default), and without this the trainer waited for that at every pass while the
+    /// loader then sat idle through the buffer's drain at the pass's end. A pass's batches
+    /// depend on its seed alone, not on when it starts.
+    upcoming: Option<Loader>,
+    /// Whether another pass will be needed.
+    prefetch: bool,
     passes: u64,
     batches_in_pass: u64,
     last_counts: Option<ReadCounts>,
@@ -111,6 +119,8 @@ impl<'a> Stream<'a> {
         Stream {
             config,
             loader: None,
+            upcoming: None,
+            prefetch: false,
             passes: 0,
             batches_in_pass: 0,
             last_counts: None,
@@ -142,13 +152,17 @@ impl<'a> Stream<'a> {
     }
 
     fn start_pass(&mut self, pass: u64) -> Result<(), String> {
+        self.loader = Some(self.pass_loader(pass)?);
+        Ok(())
+    }
+
+    fn pass_loader(&self, pass: u64) -> Result<Loader, String> {
         let config = self.loader_config(
             self.training_split(),
             true,
             pass_seed(self.config.seed, pass),
         );
-        self.loader = Some(Loader::start(config)?);
-        Ok(())
+        Loader::start(config)
     }
 
     /// Opens pass `passes - 1` again and skips the `batches` it had given.
@@ -174,7 +188,10 @@ impl<'a> Stream<'a> {
 
     fn next(&mut self) -> Result<Next, String> {
         if self.loader.is_none() {
-            self.start_pass(self.passes)?;
+            match self.upcoming.take() {
+                Some(loader) => self.loader = Some(loader),
+                None => self.start_pass(self.passes)?,
+            }
             self.passes += 1;
             self.batches_in_pass = 0;
         }
@@ -182,6 +199,9 @@ impl<'a> Stream<'a> {
         match loader.next() {
             Some(Ok(batch)) => {
                 self.batches_in_pass += 1;
+                if self.prefetch && self.upcoming.is_none() {
+                    self.upcoming = Some(self.pass_loader(self.passes)?);
+                }
                 Ok(Next::Batch(batch))
             }
             Some(Err(message)) => Err(message),
@@ -256,6 +276,9 @@ pub fn train(
             epoch as usize,
             config.epochs as usize,
         );
+        // An epoch of one pass needs the next pass only before the last epoch; epochs of a
+        // set size may start one at any time until the last.
+        stream.prefetch = epoch + 1 < config.epochs;
         let (mut error, mut counted, mut positions) = (0.0f64, 0usize, 0u64);
         loop {
             if let Some(limit) = config.epoch_positions
