@@ -225,23 +225,30 @@ fn resume_gives_the_uninterrupted_net() {
     write_db(&db, 5000);
     let db = db.to_str().unwrap();
     let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
-    for extra in [
-        &["--batch-size", "512"][..],
-        &["--batch-size", "512", "--epoch-positions", "2600"][..],
-    ] {
-        let mut full = vec!["--epochs", "3"];
-        full.extend_from_slice(extra);
-        train(db, &path("whole"), &full);
-        let mut first = vec!["--epochs", "1"];
-        first.extend_from_slice(extra);
-        train(db, &path("parts"), &first);
-        let mut rest = vec!["--epochs", "3", "--resume"];
-        rest.extend_from_slice(extra);
-        let stderr = train(db, &path("parts"), &rest);
-        assert!(stderr.contains("resuming from"), "{stderr}");
-        assert_eq!(epoch_losses(&stderr).len(), 2, "{stderr}");
-        let raw = |name: &str| Network::load(Path::new(&path(name))).unwrap().raw_bytes();
-        assert_eq!(raw("whole"), raw("parts"), "{extra:?}");
+    // The same positions as text too: passes of a file that is not a DB are kept in the
+    // pass cache, and the uninterrupted run replays its third pass from it where the
+    // resumed run reads it.
+    let epd = path("train.epd");
+    ok(&["export", db, "-o", &epd]);
+    for input in [db, epd.as_str()] {
+        for extra in [
+            &["--batch-size", "512"][..],
+            &["--batch-size", "512", "--epoch-positions", "2600"][..],
+        ] {
+            let mut full = vec!["--epochs", "3"];
+            full.extend_from_slice(extra);
+            train(input, &path("whole"), &full);
+            let mut first = vec!["--epochs", "1"];
+            first.extend_from_slice(extra);
+            train(input, &path("parts"), &first);
+            let mut rest = vec!["--epochs", "3", "--resume"];
+            rest.extend_from_slice(extra);
+            let stderr = train(input, &path("parts"), &rest);
+            assert!(stderr.contains("resuming from"), "{stderr}");
+            assert_eq!(epoch_losses(&stderr).len(), 2, "{stderr}");
+            let raw = |name: &str| Network::load(Path::new(&path(name))).unwrap().raw_bytes();
+            assert_eq!(raw("whole"), raw("parts"), "{input} {extra:?}");
+        }
     }
     // Another width is refused, naming the option.
     let error = fails(&[
@@ -512,4 +519,54 @@ fn the_held_out_split_keeps_games_whole() {
         games.values().all(|sides| sides.len() == 1),
         "a game on both sides"
     );
+}
+
+/// A pass replayed from the pass cache gives the batches and counts a read gives, at
+/// another seed than the pass that filled it; the cache is refused where a pass's positions
+/// depend on its seed (a DB's blocks, random filters).
+#[test]
+fn a_cached_pass_gives_the_batches_of_a_read() {
+    use pawnstorm::training::loader::PassCache;
+    let input = fixture(TEXEL);
+    let config = |seed: u64| LoaderConfig {
+        inputs: vec![Input {
+            path: input.clone().into(),
+            weight: 1.0,
+        }],
+        mixing: false,
+        batch_size: 4000,
+        set: FeatureSet::Chess768,
+        shuffle: true,
+        shuffle_buffer: 10_000,
+        seed,
+        threads: 2,
+        filter: Default::default(),
+        split: Split::Training(0.1),
+    };
+    let pass = |seed: u64, cache: Option<std::sync::Arc<PassCache>>| {
+        let mut loader = Loader::start_cached(config(seed), cache).unwrap();
+        let batches: Vec<_> = loader.by_ref().map(|b| b.unwrap()).collect();
+        (batches, loader.counts())
+    };
+    assert!(PassCache::suits(&config(1)));
+    let cache = std::sync::Arc::new(PassCache::default());
+    let (first, first_counts) = pass(5, Some(cache.clone()));
+    assert!(cache.is_filled());
+    let (replayed, replayed_counts) = pass(9, Some(cache.clone()));
+    let (read, read_counts) = pass(9, None);
+    assert!(read.len() > 10, "{} batches", read.len());
+    assert!(replayed == read, "the replayed pass differs from a read");
+    assert_eq!(replayed_counts, read_counts);
+    assert_eq!(first_counts, read_counts);
+    assert!(first != read, "seeds 5 and 9 gave the same order");
+
+    let mut random = config(1);
+    random.filter.random_skip = 1;
+    assert!(!PassCache::suits(&random));
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("train.psdb");
+    write_db(&db, 100);
+    let mut from_db = config(1);
+    from_db.inputs[0].path = db;
+    assert!(!PassCache::suits(&from_db));
 }

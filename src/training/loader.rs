@@ -218,6 +218,16 @@ const AHEAD_PER_THREAD: usize = 2;
 impl Loader {
     /// Starts the threads of one pass.
     pub fn start(config: LoaderConfig) -> Result<Loader, String> {
+        Loader::start_cached(config, None)
+    }
+
+    /// [`Loader::start`], the pass's positions kept in `cache` for passes after it, or
+    /// replayed from it when a pass before it filled it. Only for passes whose positions
+    /// (before the shuffle buffer) do not depend on their seed: see [`PassCache`].
+    pub fn start_cached(
+        config: LoaderConfig,
+        cache: Option<Arc<PassCache>>,
+    ) -> Result<Loader, String> {
         if config.batch_size == 0 {
             return Err("batch_size must be at least 1".to_string());
         }
@@ -262,7 +272,7 @@ impl Loader {
                     seq: 0,
                     stop: &stop,
                 };
-                let outcome = read_all(&config, &mut batcher, &counts);
+                let outcome = read_all(&config, cache.as_deref(), &mut batcher, &counts);
                 let outcome = outcome.and_then(|()| batcher.flush());
                 if let Err(message) = outcome {
                     // The consumer may be gone: then nobody needs the message.
@@ -504,6 +514,7 @@ impl Item for Packed {
 
 fn read_all(
     config: &LoaderConfig,
+    cache: Option<&PassCache>,
     batcher: &mut Batcher<'_>,
     counts: &Mutex<ReadCounts>,
 ) -> Result<(), String> {
@@ -522,6 +533,17 @@ fn read_all(
         pushes: 0,
         out: batcher,
     };
+    if let Some(pass) = cache.and_then(|c| c.pass.get()) {
+        for &packed in &pass.positions {
+            shuffler.push(packed)?;
+        }
+        shuffler.finish()?;
+        publish(counts, &pass.inputs, &pass.dropped);
+        return Ok(());
+    }
+    // One pass fills the cache; a pass started beside it reads without keeping.
+    let filling = cache.filter(|c| !c.claimed.swap(true, Ordering::AcqRel));
+    let mut kept = filling.map(|_| Vec::new());
     let mut filter = config.filter.clone();
     filter.seed ^= config.seed;
     let mix_config = MixConfig {
@@ -532,14 +554,94 @@ fn read_all(
         seed: blocks_seed,
         split: config.split,
     };
-    let (inputs, dropped) = mix::run(
+    let outcome = mix::run(
         &mix_config,
-        |packed: Packed| shuffler.push(packed),
+        |packed: Packed| {
+            if let Some(positions) = kept.as_mut() {
+                if positions.len() < CACHED_POSITIONS {
+                    positions.push(packed);
+                } else {
+                    kept = None;
+                }
+            }
+            shuffler.push(packed)
+        },
         |inputs, dropped| publish(counts, inputs, dropped),
-    )?;
-    shuffler.finish()?;
+    )
+    .and_then(|(inputs, dropped)| shuffler.finish().map(|()| (inputs, dropped)));
+    let (inputs, dropped) = match outcome {
+        Ok(read) => read,
+        Err(message) => {
+            if let Some(cache) = filling {
+                cache.claimed.store(false, Ordering::Release);
+            }
+            return Err(message);
+        }
+    };
     publish(counts, &inputs, &dropped);
+    match (filling, kept) {
+        (Some(cache), Some(positions)) => {
+            let _ = cache.pass.set(CachedPass {
+                positions,
+                inputs,
+                dropped,
+            });
+        }
+        // Too many to keep: later passes read again.
+        (Some(cache), None) => cache.claimed.store(false, Ordering::Release),
+        _ => {}
+    }
     Ok(())
+}
+
+/// Positions a [`PassCache`] keeps at most (32 bytes each: 2 GiB); a pass with more is read
+/// again each time.
+pub const CACHED_POSITIONS: usize = 1 << 26;
+
+/// A pass's positions as they entered the shuffle buffer, and its counts, kept by the first
+/// pass that reads them all for the passes after it: reading the inputs again (decoding,
+/// building and checking each position, the filters) was about a fifth of a trainer's
+/// CPU time on each pass. Replayed into a shuffle buffer seeded as the pass's own, they
+/// give the batches a read would: valid only while the positions a pass reads do not
+/// depend on its seed (no random filters, no DB's blocks in a seeded order), which the
+/// caller decides ([`PassCache::suits`]).
+#[derive(Debug, Default)]
+pub struct PassCache {
+    claimed: AtomicBool,
+    pass: std::sync::OnceLock<CachedPass>,
+}
+
+/// Whether the file begins with a position DB's magic bytes (unreadable: no).
+fn starts_as_db(path: &std::path::Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 8];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok_and(|()| head == crate::db::MAGIC)
+}
+
+#[derive(Debug)]
+struct CachedPass {
+    positions: Vec<Packed>,
+    inputs: Vec<InputCounts>,
+    dropped: crate::export::filters::Dropped,
+}
+
+impl PassCache {
+    /// Whether passes of `config` at any seed read the same positions, so that one can be
+    /// kept for the others: inputs read one after the other, none a position DB (whose
+    /// blocks a shuffled pass reads in an order of its seed), no random filter rules.
+    pub fn suits(config: &LoaderConfig) -> bool {
+        let f = &config.filter;
+        let random_rules = f.random_skip > 0 || f.wdl_skip || f.piece_skip.is_some();
+        let any_db = config.inputs.iter().any(|input| starts_as_db(&input.path));
+        !config.mixing && !random_rules && !any_db
+    }
+
+    /// Whether a pass has been kept.
+    pub fn is_filled(&self) -> bool {
+        self.pass.get().is_some()
+    }
 }
 
 fn publish(

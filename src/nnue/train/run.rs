@@ -9,13 +9,14 @@
 //! batches, and so the net, are those of a run that never stopped.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
 
 use super::checkpoint::Checkpoint;
 use super::model::Objective;
 use super::optimiser::{State, Trainer, scheduled_lr};
 use crate::export::filters::Filter;
-use crate::training::loader::{Batch, Loader, LoaderConfig, ReadCounts};
+use crate::training::loader::{Batch, Loader, LoaderConfig, PassCache, ReadCounts};
 use crate::training::mix::{Input, Split};
 use crate::training::nnue::FeatureSet;
 use crate::training::tune::model::LN10_OVER_400;
@@ -103,6 +104,8 @@ struct Stream<'a> {
     upcoming: Option<Loader>,
     /// Whether another pass will be needed.
     prefetch: bool,
+    /// The training passes' positions, read once, where every pass reads the same.
+    cache: Option<Arc<PassCache>>,
     passes: u64,
     batches_in_pass: u64,
     last_counts: Option<ReadCounts>,
@@ -116,15 +119,21 @@ enum Next {
 
 impl<'a> Stream<'a> {
     fn new(config: &'a RunConfig) -> Stream<'a> {
-        Stream {
+        let mut stream = Stream {
             config,
             loader: None,
             upcoming: None,
             prefetch: false,
+            cache: None,
             passes: 0,
             batches_in_pass: 0,
             last_counts: None,
+        };
+        let training = stream.loader_config(stream.training_split(), true, 0);
+        if PassCache::suits(&training) {
+            stream.cache = Some(Arc::new(PassCache::default()));
         }
+        stream
     }
 
     fn loader_config(&self, split: Split, shuffle: bool, seed: u64) -> LoaderConfig {
@@ -162,7 +171,7 @@ impl<'a> Stream<'a> {
             true,
             pass_seed(self.config.seed, pass),
         );
-        Loader::start(config)
+        Loader::start_cached(config, self.cache.clone())
     }
 
     /// Opens pass `passes - 1` again and skips the `batches` it had given.
