@@ -298,7 +298,9 @@ pub fn run(args: Args, _global: Global) -> Result<()> {
         filter,
         loader_threads: 1,
         checkpoint: Some((checkpoint_path.clone(), options)),
+        cache: None,
     };
+    config.cache = run::pass_cache(&config);
     let scale_text = match args.scale {
         ScaleOption::Fixed(s) => {
             config.scale = s;

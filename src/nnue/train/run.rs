@@ -47,6 +47,17 @@ pub struct RunConfig {
     pub loader_threads: usize,
     /// Where each epoch's checkpoint goes, and the options text it records.
     pub checkpoint: Option<(PathBuf, String)>,
+    /// The training positions kept in memory once read, for every pass after (and for the
+    /// passes after [`fit_scale`]'s); `None`: each pass reads them. See [`pass_cache`].
+    pub cache: Option<Arc<PassCache>>,
+}
+
+/// A cache for `config`'s training passes where each pass reads the same positions before
+/// its shuffle (see [`PassCache::suits`]), else `None`.
+pub fn pass_cache(config: &RunConfig) -> Option<Arc<PassCache>> {
+    let stream = Stream::new(config);
+    let training = stream.loader_config(stream.training_split(), true, 0);
+    PassCache::suits(&training).then(|| Arc::new(PassCache::default()))
 }
 
 /// One epoch's figures.
@@ -119,21 +130,16 @@ enum Next {
 
 impl<'a> Stream<'a> {
     fn new(config: &'a RunConfig) -> Stream<'a> {
-        let mut stream = Stream {
+        Stream {
             config,
             loader: None,
             upcoming: None,
             prefetch: false,
-            cache: None,
+            cache: config.cache.clone(),
             passes: 0,
             batches_in_pass: 0,
             last_counts: None,
-        };
-        let training = stream.loader_config(stream.training_split(), true, 0);
-        if PassCache::suits(&training) {
-            stream.cache = Some(Arc::new(PassCache::default()));
         }
-        stream
     }
 
     fn loader_config(&self, split: Split, shuffle: bool, seed: u64) -> LoaderConfig {
@@ -395,7 +401,12 @@ pub fn held_out_loader(config: &RunConfig) -> Result<Loader, String> {
 /// labels do not count.
 pub fn fit_scale(config: &RunConfig) -> Result<(f64, KFit, u64), String> {
     let stream = Stream::new(config);
-    let mut loader = Loader::start(stream.loader_config(stream.training_split(), false, 0))?;
+    // Unshuffled, the same positions in the same order as a training pass reads before its
+    // shuffle: this pass can fill the cache for them.
+    let mut loader = Loader::start_cached(
+        stream.loader_config(stream.training_split(), false, 0),
+        config.cache.clone(),
+    )?;
     let recycler = loader.recycler();
     let mut samples = Vec::new();
     for batch in loader.by_ref() {
