@@ -2,7 +2,8 @@
 //! `import` reads, filtered, shuffled through a bounded buffer, cut into batches of NNUE
 //! features with the side to move's score and result, built ahead of the consumer by
 //! worker threads. Memory is bounded by the shuffle buffer and the batches in flight, not by
-//! the data.
+//! the data — unless the caller keeps a pass in a [`PassCache`] (the trainer does: 32 bytes
+//! a position, up to [`CACHED_POSITIONS`]).
 //!
 //! One reader thread reads the inputs as [`super::mix`] says (one after the other, or
 //! interleaved at their weights' rates; a DB's blocks in a seeded random order when

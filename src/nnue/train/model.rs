@@ -358,7 +358,7 @@ impl Active {
 }
 
 /// The model's output (before the sigmoid) for one position: the accumulators are left in
-/// `scratch`.
+/// `acc`.
 #[inline(always)]
 fn forward<const BLOCK: usize>(
     params: &[V],
