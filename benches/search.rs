@@ -81,7 +81,7 @@ fn bench_search(c: &mut Criterion) {
                 .iter()
                 .map(|board| {
                     refreshed.refresh(&network, Level::best(), &boards_of(board.position()));
-                    refreshed.output(&network, Level::best(), false)
+                    refreshed.output(&network, Level::best(), false, 0)
                 })
                 .sum::<i32>()
         })

@@ -155,10 +155,15 @@ fn loss_falls_and_the_net_follows_the_float_model() {
     }
     let checkpoint = Checkpoint::load(&dir.path().join("net.nnue.ckpt")).expect("checkpoint");
     assert_eq!(checkpoint.epochs_done, 6);
-    let layout = Layout { hidden: 32 };
+    follows_the_float_model(&net, &checkpoint, Layout::single(32), &db);
+}
+
+/// The net's integer evaluation of the first 500 positions of `db` stays within the
+/// quantisation error of the float model `checkpoint` holds.
+fn follows_the_float_model(net: &Network, checkpoint: &Checkpoint, layout: Layout, db: &Path) {
     let loader = Loader::start(LoaderConfig {
         inputs: vec![Input {
-            path: db.clone(),
+            path: db.to_path_buf(),
             weight: 1.0,
         }],
         mixing: false,
@@ -194,6 +199,70 @@ fn loss_falls_and_the_net_follows_the_float_model() {
     assert!(mean < 6.0, "mean quantisation error {mean} centipawns");
     // The net learnt something: not every evaluation is near zero.
     assert!(largest > 50.0, "largest |eval| {largest}");
+}
+
+/// With output buckets (`--output-buckets 8`), the net says so in its header and its
+/// provenance, its integer evaluation follows the float model bucket by bucket, and the
+/// buckets learnt apart (their output weights differ); a resume with another number of
+/// buckets is refused.
+#[test]
+fn output_buckets_train_and_the_net_follows_the_float_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("train.psdb");
+    write_db(&db, 12_000);
+    let out = dir.path().join("net.nnue");
+    let options = [
+        "--epochs",
+        "4",
+        "--seed",
+        "3",
+        "--lr",
+        "0.003",
+        "--batch-size",
+        "512",
+        "--output-buckets",
+        "8",
+    ];
+    train(db.to_str().unwrap(), out.to_str().unwrap(), &options);
+    let net = Network::load(&out).expect("loads");
+    assert_eq!((net.hidden(), net.buckets()), (32, 8));
+    assert!(
+        net.provenance().contains("8 output buckets"),
+        "{}",
+        net.provenance()
+    );
+    let checkpoint = Checkpoint::load(&dir.path().join("net.nnue.ckpt")).expect("checkpoint");
+    let layout = Layout {
+        hidden: 32,
+        buckets: 8,
+    };
+    assert_eq!(checkpoint.state.layout, layout);
+    follows_the_float_model(&net, &checkpoint, layout, &db);
+    // The fixture's positions fill several buckets; each was trained on its own.
+    let (ours, theirs) = (net.output_weights(7), net.output_weights(3));
+    assert_ne!(ours, theirs);
+
+    let mut other = options.to_vec();
+    let last = other.len() - 1;
+    other[last] = "4";
+    other.push("--resume");
+    let stderr = fails(
+        &[
+            "train-net",
+            db.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--hidden",
+            "32",
+            "--shuffle-buffer",
+            "4096",
+        ]
+        .iter()
+        .chain(other.iter())
+        .copied()
+        .collect::<Vec<_>>(),
+    );
+    assert!(stderr.contains("output-buckets"), "{stderr}");
 }
 
 /// The same seed gives the same network whatever the thread count; another seed another.

@@ -40,11 +40,15 @@ fn describe_network(file: Option<&Path>) -> Result<()> {
     let mut out = output::stdout();
     writeln!(
         out,
-        "{name}: (768 -> {hidden}) x 2 -> 1 SCReLU, QA 255, QB 64, scale 400, checksum {:08x} \
-         (of the raw payload), {} kernels",
+        "{name}: (768 -> {hidden}) x 2 -> 1 SCReLU{buckets}, QA 255, QB 64, scale 400, checksum \
+         {:08x} (of the raw payload), {} kernels",
         net.checksum(),
         pawnstorm::nnue::simd::Level::best().name(),
         hidden = net.hidden(),
+        buckets = match net.buckets() {
+            1 => String::new(),
+            b => format!(", {b} output buckets by piece count"),
+        },
     )?;
     if net.provenance().is_empty() {
         writeln!(out, "no provenance (a raw file)")?;

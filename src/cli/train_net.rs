@@ -35,6 +35,11 @@ pub struct Args {
     /// Hidden neurons per perspective: a multiple of 16 from 16 to 1024
     #[arg(long, default_value_t = 128, value_parser = hidden_width)]
     hidden: usize,
+    /// Output buckets by piece count, bullet's MaterialCount<B>: the output layer is B sets
+    /// of weights, a position read by the set of (pieces − 2) / ⌈32 / B⌉ (1: none; 8, as
+    /// many engines use: 2–5 pieces, 6–9, …, 30–32)
+    #[arg(long, value_name = "B", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=8))]
+    output_buckets: u64,
     /// Epochs: passes over the training positions (or --epoch-positions positions each)
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
     epochs: u64,
@@ -285,6 +290,7 @@ pub fn run(args: Args, _global: Global) -> Result<()> {
         inputs: inputs.clone(),
         mixing: inputs.iter().any(|i| i.weight != 1.0),
         hidden: args.hidden,
+        buckets: args.output_buckets as usize,
         epochs: args.epochs,
         wdl: args.wdl,
         scale: SCALE_WITHOUT_RESULTS,
@@ -345,6 +351,7 @@ pub fn run(args: Args, _global: Global) -> Result<()> {
 
     let layout = Layout {
         hidden: args.hidden,
+        buckets: args.output_buckets as usize,
     };
     let mut net = quantise(&outcome.state.params, layout, "").map_err(anyhow::Error::msg)?;
     let comparison = if args.holdout > 0.0 {
@@ -417,6 +424,11 @@ fn options_text(args: &Args, inputs: &[Input], final_lr: f64, filters: &FilterAr
     ] {
         text.push_str(&format!("{key}={value}\n"));
     }
+    // Only with buckets: a checkpoint without the line is one of a single output (and
+    // checkpoints of single-output runs stay as they were).
+    if args.output_buckets != 1 {
+        text.push_str(&format!("output-buckets={}\n", args.output_buckets));
+    }
     text
 }
 
@@ -476,9 +488,18 @@ fn provenance(
     text.push_str(&format!("command: {}\n", command.join(" ")));
     text.push_str(&format!("date: {}\n", today()));
     text.push_str(&format!(
-        "network: (768 -> {}) x 2 -> 1 SCReLU; wdl {}, lr {} -> {final_lr} (cosine), batch {}, \
-         seed {}, holdout {}\n",
-        args.hidden, args.wdl, args.lr, args.batch_size, args.seed, args.holdout
+        "network: (768 -> {}) x 2 -> 1 SCReLU{}; wdl {}, lr {} -> {final_lr} (cosine), batch \
+         {}, seed {}, holdout {}\n",
+        args.hidden,
+        match args.output_buckets {
+            1 => String::new(),
+            b => format!(", {b} output buckets by piece count"),
+        },
+        args.wdl,
+        args.lr,
+        args.batch_size,
+        args.seed,
+        args.holdout
     ));
     text.push_str(&format!("logistic scale: {scale_text}\n"));
     if let Some(counts) = &outcome.train_counts {

@@ -195,10 +195,11 @@ impl Accumulators {
         }
     }
 
-    /// The evaluation, centipawns from the side to move's view (no endgame rules).
+    /// The evaluation through output bucket `bucket` ([`Network::bucket`]), centipawns
+    /// from the side to move's view (no endgame rules).
     #[inline(always)]
-    pub fn output(&self, net: &Network, level: Level, black_to_move: bool) -> i32 {
-        let (ours, theirs) = net.output_weights();
+    pub fn output(&self, net: &Network, level: Level, black_to_move: bool, bucket: usize) -> i32 {
+        let (ours, theirs) = net.output_weights(bucket);
         let (us, them) = if black_to_move { (1, 0) } else { (0, 1) };
         let small = net.small_output_weights();
         let sum = simd::screlu_sum_pair(
@@ -209,7 +210,7 @@ impl Accumulators {
             theirs,
             small,
         );
-        net.finish(sum)
+        net.finish(sum, bucket)
     }
 }
 
@@ -277,9 +278,10 @@ impl NnueEvaluator {
     #[inline(always)]
     pub fn evaluate(&mut self, boards: &[u64; 12], black_to_move: bool, ply: usize) -> i32 {
         self.accumulate(boards, ply);
+        let bucket = self.net.bucket(boards);
         self.slots[ply]
             .acc
-            .output(&self.net, self.level, black_to_move)
+            .output(&self.net, self.level, black_to_move, bucket)
     }
 
     /// [`Self::evaluate`] with the exact endgame rules on top ([`super::exact_rule`]): the

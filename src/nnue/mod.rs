@@ -27,6 +27,8 @@ pub const SCALE: i32 = 400;
 pub const MIN_HIDDEN: usize = 16;
 pub const MAX_HIDDEN: usize = 1024;
 pub const HIDDEN_STEP: usize = 16;
+/// The most output buckets a network may have (bullet's and most engines' 8).
+pub const MAX_BUCKETS: usize = 8;
 
 /// The input index of a piece of `colour` (0 White, 1 Black) and type `kind` (pawn 0 ..
 /// king 5) on `square` from `perspective`'s side: bullet's `Chess768`.

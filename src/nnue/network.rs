@@ -7,6 +7,9 @@
 //!   bytes, bullet pads it with zeros to a multiple of 64. N is read off the size.
 //! - **pawnstorm's**, the raw payload behind a 64-byte header (magic, version, the
 //!   architecture, a CRC-32 of what follows) and a provenance text (how it was trained).
+//!   Its header may declare output buckets (bullet's `MaterialCount<B>`): the output layer
+//!   is then `B` sets of weights and biases, `[B][2N]` and `[B]`, each position read by the
+//!   set of its piece count (see [`bucket_of`]). A raw file has one output.
 //!
 //! Inside, every row is padded with zeros to a multiple of 32 values ([`Chunk`]s, one
 //! AVX-512 register each), so the kernels never handle a remainder: a padded hidden
@@ -14,7 +17,7 @@
 
 use std::path::Path;
 
-use super::{HIDDEN_STEP, INPUTS, MAX_HIDDEN, MIN_HIDDEN, QA, QB, SCALE};
+use super::{HIDDEN_STEP, INPUTS, MAX_BUCKETS, MAX_HIDDEN, MIN_HIDDEN, QA, QB, SCALE};
 
 /// 32 values of a row, aligned for one 512-bit load.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -61,9 +64,12 @@ pub struct Network {
     /// `[768][chunks]`.
     ft_weights: Vec<Chunk>,
     ft_bias: Vec<Chunk>,
-    /// `[2][chunks]`: the side to move's half first.
+    /// Output buckets (1: a single output layer).
+    buckets: usize,
+    /// `[buckets][2][chunks]`: each bucket's side to move's half first.
     out_weights: Vec<Chunk>,
-    out_bias: i16,
+    /// `[buckets]`.
+    out_bias: Vec<i16>,
     /// Every output weight within ±128, so that `v · w` fits `i16` for `v ≤ 255` and the
     /// kernels may multiply before widening (bullet's clipping keeps them there).
     small_output_weights: bool,
@@ -72,7 +78,26 @@ pub struct Network {
 
 /// The bytes of a raw file of width `hidden`, unpadded.
 pub fn raw_size(hidden: usize) -> usize {
-    2 * (INPUTS * hidden + hidden + 2 * hidden + 1)
+    payload_size(hidden, 1)
+}
+
+/// The bytes of a payload of width `hidden` with `buckets` output buckets.
+pub fn payload_size(hidden: usize, buckets: usize) -> usize {
+    2 * (INPUTS * hidden + hidden + buckets * (2 * hidden + 1))
+}
+
+/// The output bucket of a position of `pieces` pieces (kings and pawns included) among
+/// `buckets`: bullet's `MaterialCount<B>`, `(pieces − 2) / ⌈32 / B⌉` (with 8: 2–5 pieces
+/// bucket 0, …, 30–32 bucket 7).
+#[inline(always)]
+pub fn bucket_of(pieces: usize, buckets: usize) -> usize {
+    (pieces.saturating_sub(2) / 32usize.div_ceil(buckets)).min(buckets - 1)
+}
+
+/// The pieces on `boards` (colour × 6 + type).
+#[inline(always)]
+pub fn piece_count(boards: &[u64; 12]) -> usize {
+    boards.iter().map(|b| b.count_ones() as usize).sum()
 }
 
 fn padded_to_64(n: usize) -> usize {
@@ -98,6 +123,33 @@ impl Network {
         out_bias: i16,
         provenance: &str,
     ) -> Result<Network, String> {
+        Network::from_bucketed_parts(
+            hidden,
+            1,
+            ft_weights,
+            ft_bias,
+            out_weights,
+            &[out_bias],
+            provenance,
+        )
+    }
+
+    /// [`Network::from_parts`] with `buckets` output buckets: `out_weights`
+    /// `[buckets][2 × hidden]`, `out_bias` `[buckets]`.
+    pub fn from_bucketed_parts(
+        hidden: usize,
+        buckets: usize,
+        ft_weights: &[i16],
+        ft_bias: &[i16],
+        out_weights: &[i16],
+        out_bias: &[i16],
+        provenance: &str,
+    ) -> Result<Network, String> {
+        if !(1..=MAX_BUCKETS).contains(&buckets) {
+            return Err(format!(
+                "{buckets} output buckets: from 1 to {MAX_BUCKETS} are played"
+            ));
+        }
         if !valid_width(hidden) {
             return Err(format!(
                 "a hidden width of {hidden}: it must be a multiple of {HIDDEN_STEP} from \
@@ -106,14 +158,17 @@ impl Network {
         }
         if ft_weights.len() != INPUTS * hidden
             || ft_bias.len() != hidden
-            || out_weights.len() != 2 * hidden
+            || out_weights.len() != buckets * 2 * hidden
+            || out_bias.len() != buckets
         {
             return Err(format!(
-                "parameters of the wrong sizes for width {hidden}: {} first-layer weights, \
-                 {} biases, {} output weights",
+                "parameters of the wrong sizes for width {hidden} and {buckets} output \
+                 buckets: {} first-layer weights, {} biases, {} output weights, {} output \
+                 biases",
                 ft_weights.len(),
                 ft_bias.len(),
-                out_weights.len()
+                out_weights.len(),
+                out_bias.len()
             ));
         }
         let chunks = hidden.div_ceil(32);
@@ -131,8 +186,9 @@ impl Network {
             chunks,
             ft_weights: pad(INPUTS, ft_weights),
             ft_bias: pad(1, ft_bias),
-            out_weights: pad(2, out_weights),
-            out_bias,
+            buckets,
+            out_weights: pad(2 * buckets, out_weights),
+            out_bias: out_bias.to_vec(),
             small_output_weights: out_weights.iter().all(|w| w.unsigned_abs() <= 128),
             provenance: provenance.to_string(),
         })
@@ -143,6 +199,11 @@ impl Network {
     /// path is exercised without overflow): for tests and benchmarks, where the speed and
     /// the agreement of the paths do not depend on what the weights know.
     pub fn random(hidden: usize, seed: u64) -> Result<Network, String> {
+        Network::random_bucketed(hidden, 1, seed)
+    }
+
+    /// [`Network::random`] with `buckets` output buckets (with 1, the same network).
+    pub fn random_bucketed(hidden: usize, buckets: usize, seed: u64) -> Result<Network, String> {
         let mut state = seed ^ 0x9e37_79b9_7f4a_7c15;
         let mut next = move |range: i32| {
             state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
@@ -154,14 +215,15 @@ impl Network {
         };
         let ft_weights: Vec<i16> = (0..INPUTS * hidden).map(|_| next(40)).collect();
         let ft_bias: Vec<i16> = (0..hidden).map(|_| next(60) + 60).collect();
-        let out_weights: Vec<i16> = (0..2 * hidden).map(|_| next(127)).collect();
-        let out_bias = next(2000);
-        Network::from_parts(
+        let out_weights: Vec<i16> = (0..buckets * 2 * hidden).map(|_| next(127)).collect();
+        let out_bias: Vec<i16> = (0..buckets).map(|_| next(2000)).collect();
+        Network::from_bucketed_parts(
             hidden,
+            buckets,
             &ft_weights,
             &ft_bias,
             &out_weights,
-            out_bias,
+            &out_bias,
             "random",
         )
     }
@@ -192,7 +254,7 @@ impl Network {
                 name: name.to_string(),
                 size,
             })?;
-        Network::from_raw(&bytes[..raw_size(hidden)], hidden, "").map_err(|detail| {
+        Network::from_raw(&bytes[..raw_size(hidden)], hidden, 1, "").map_err(|detail| {
             NetError::Architecture {
                 name: name.to_string(),
                 detail,
@@ -230,16 +292,17 @@ impl Network {
                 "file format version {version}; this pawnstorm reads version {VERSION}"
             )));
         }
-        let hidden = hidden as usize;
+        let (hidden, buckets) = (hidden as usize, buckets as usize);
         if inputs as usize != INPUTS
-            || buckets != 1
+            || !(1..=MAX_BUCKETS).contains(&buckets)
             || activation != ACTIVATION_SCRELU
             || !valid_width(hidden)
         {
             return Err(refuse(format!(
                 "another architecture: {inputs} inputs, {hidden} hidden, {buckets} output \
                  buckets, activation {activation}; this pawnstorm plays (768 → N) × 2 → 1 \
-                 SCReLU nets with N a multiple of 16 from 16 to 1024 and one output"
+                 SCReLU nets with N a multiple of 16 from 16 to 1024 and 1 to {MAX_BUCKETS} \
+                 output buckets"
             )));
         }
         if (qa as i32, qb as i32, scale as i32) != (QA, QB, SCALE) {
@@ -248,11 +311,12 @@ impl Network {
             )));
         }
         let body = &bytes[HEADER_BYTES..];
-        let expected = text_len as usize + raw_size(hidden);
-        if payload_len != raw_size(hidden) || body.len() != expected {
+        let payload = payload_size(hidden, buckets);
+        let expected = text_len as usize + payload;
+        if payload_len != payload || body.len() != expected {
             return Err(refuse(format!(
-                "{} bytes after the header where width {hidden} needs {expected}: the file \
-                 was cut short or has bytes added",
+                "{} bytes after the header where width {hidden} with {buckets} output \
+                 buckets needs {expected}: the file was cut short or has bytes added",
                 body.len()
             )));
         }
@@ -266,30 +330,37 @@ impl Network {
         }
         let (text, raw) = body.split_at(text_len as usize);
         let provenance = String::from_utf8_lossy(text);
-        Network::from_raw(raw, hidden, &provenance).map_err(refuse)
+        Network::from_raw(raw, hidden, buckets, &provenance).map_err(refuse)
     }
 
-    fn from_raw(raw: &[u8], hidden: usize, provenance: &str) -> Result<Network, String> {
+    fn from_raw(
+        raw: &[u8],
+        hidden: usize,
+        buckets: usize,
+        provenance: &str,
+    ) -> Result<Network, String> {
         let values: Vec<i16> = raw
             .chunks_exact(2)
             .map(|b| i16::from_le_bytes([b[0], b[1]]))
             .collect();
         let (ft_weights, rest) = values.split_at(INPUTS * hidden);
         let (ft_bias, rest) = rest.split_at(hidden);
-        let (out_weights, rest) = rest.split_at(2 * hidden);
-        Network::from_parts(
+        let (out_weights, out_bias) = rest.split_at(buckets * 2 * hidden);
+        Network::from_bucketed_parts(
             hidden,
+            buckets,
             ft_weights,
             ft_bias,
             out_weights,
-            rest[0],
+            out_bias,
             provenance,
         )
     }
 
-    /// The raw layout, unpadded: what bullet's examples would load.
+    /// The raw layout, unpadded: what bullet's examples would load (with output buckets,
+    /// bullet's bucketed layout: `[B][2N]` output weights, then `[B]` biases).
     pub fn raw_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(raw_size(self.hidden));
+        let mut out = Vec::with_capacity(payload_size(self.hidden, self.buckets));
         let mut put = |rows: &[Chunk]| {
             for row in rows.chunks_exact(self.chunks) {
                 for i in 0..self.hidden {
@@ -300,7 +371,9 @@ impl Network {
         put(&self.ft_weights);
         put(&self.ft_bias);
         put(&self.out_weights);
-        out.extend_from_slice(&self.out_bias.to_le_bytes());
+        for bias in &self.out_bias {
+            out.extend_from_slice(&bias.to_le_bytes());
+        }
         out
     }
 
@@ -317,7 +390,7 @@ impl Network {
             VERSION,
             INPUTS as u32,
             self.hidden as u32,
-            1,
+            self.buckets as u32,
             ACTIVATION_SCRELU,
             QA as u32,
             QB as u32,
@@ -344,6 +417,29 @@ impl Network {
 
     pub fn hidden(&self) -> usize {
         self.hidden
+    }
+
+    /// Output buckets (1: none).
+    pub fn buckets(&self) -> usize {
+        self.buckets
+    }
+
+    /// `"N hidden"`, with `", B output buckets"` when there are.
+    pub fn shape(&self) -> String {
+        match self.buckets {
+            1 => format!("{} hidden", self.hidden),
+            b => format!("{} hidden, {b} output buckets", self.hidden),
+        }
+    }
+
+    /// The output bucket of a position with piece boards `boards`.
+    #[inline(always)]
+    pub fn bucket(&self, boards: &[u64; 12]) -> usize {
+        if self.buckets == 1 {
+            0
+        } else {
+            bucket_of(piece_count(boards), self.buckets)
+        }
     }
 
     /// [`Chunk`]s per row.
@@ -379,9 +475,11 @@ impl Network {
         &self.ft_bias
     }
 
-    /// The output weights: the side to move's half, then the other.
-    pub fn output_weights(&self) -> (&[Chunk], &[Chunk]) {
-        self.out_weights.split_at(self.chunks)
+    /// Output bucket `bucket`'s weights: the side to move's half, then the other.
+    #[inline(always)]
+    pub fn output_weights(&self, bucket: usize) -> (&[Chunk], &[Chunk]) {
+        self.out_weights[bucket * 2 * self.chunks..(bucket + 1) * 2 * self.chunks]
+            .split_at(self.chunks)
     }
 
     pub fn small_output_weights(&self) -> bool {
@@ -392,8 +490,8 @@ impl Network {
     /// `(sum / QA + b) × 400 / (QA × QB)`, divisions truncating; in `i64` past the sum so
     /// that the scaling itself cannot overflow.
     #[inline(always)]
-    pub fn finish(&self, sum: i32) -> i32 {
-        let value = (sum as i64 / QA as i64 + self.out_bias as i64) * SCALE as i64;
+    pub fn finish(&self, sum: i32, bucket: usize) -> i32 {
+        let value = (sum as i64 / QA as i64 + self.out_bias[bucket] as i64) * SCALE as i64;
         (value / (QA as i64 * QB as i64)) as i32
     }
 
@@ -430,10 +528,10 @@ impl Network {
         })
     }
 
-    /// The integer reference's output: `Σ clamp(acc, 0, QA)² × w` over both halves
-    /// (wrapping `i32`), finished by [`Network::finish`].
-    pub fn reference_output(&self, stm: &[i16], nstm: &[i16]) -> i32 {
-        let (ours, theirs) = self.output_weights();
+    /// The integer reference's output through bucket `bucket`: `Σ clamp(acc, 0, QA)² × w`
+    /// over both halves (wrapping `i32`), finished by [`Network::finish`].
+    pub fn reference_output(&self, stm: &[i16], nstm: &[i16], bucket: usize) -> i32 {
+        let (ours, theirs) = self.output_weights(bucket);
         let mut sum = 0i32;
         for (acc, weights) in [(stm, ours), (nstm, theirs)] {
             for (i, &a) in acc.iter().enumerate() {
@@ -441,17 +539,21 @@ impl Network {
                 sum = sum.wrapping_add((v * v).wrapping_mul(weights[i / 32].0[i % 32] as i32));
             }
         }
-        self.finish(sum)
+        self.finish(sum, bucket)
     }
 
     /// The integer reference's evaluation of the position whose piece boards are `boards`
     /// (colour × 6 + type, White first), in centipawns from the side to move's view.
     pub fn evaluate_reference(&self, boards: &[u64; 12], black_to_move: bool) -> i32 {
         let [white, black] = self.reference_accumulators(boards);
+        // The bucket counted here in plain code, not by `Self::bucket`.
+        let pieces: usize = boards.iter().map(|b| b.count_ones() as usize).sum();
+        let bucket =
+            (pieces.saturating_sub(2) / 32usize.div_ceil(self.buckets)).min(self.buckets - 1);
         if black_to_move {
-            self.reference_output(&black, &white)
+            self.reference_output(&black, &white, bucket)
         } else {
-            self.reference_output(&white, &black)
+            self.reference_output(&white, &black, bucket)
         }
     }
 
@@ -472,8 +574,9 @@ impl Network {
             acc
         };
         let (us, them) = if black_to_move { (1, 0) } else { (0, 1) };
-        let (ours, theirs) = self.output_weights();
-        let mut out = self.out_bias as f64 / (qa * qb);
+        let bucket = self.bucket(boards);
+        let (ours, theirs) = self.output_weights(bucket);
+        let mut out = self.out_bias[bucket] as f64 / (qa * qb);
         for (acc, weights) in [(accumulate(us), ours), (accumulate(them), theirs)] {
             for (i, a) in acc.iter().enumerate() {
                 let v = a.clamp(0.0, 1.0);

@@ -1,6 +1,6 @@
 use std::sync::Arc;
 
-use super::network::{HEADER_BYTES, NetError, raw_size};
+use super::network::{HEADER_BYTES, NetError, bucket_of, payload_size, raw_size};
 use super::simd::Level;
 use super::*;
 use crate::movegen::{Board, MoveList, legal_moves};
@@ -47,8 +47,8 @@ fn black(board: &Board) -> bool {
 
 #[test]
 fn every_path_and_every_base_give_the_reference_after_every_move() {
-    for hidden in [16, 128, 48] {
-        let net = Arc::new(Network::random(hidden, hidden as u64).unwrap());
+    for (hidden, buckets) in [(16, 1), (128, 1), (48, 1), (64, 8)] {
+        let net = Arc::new(Network::random_bucketed(hidden, buckets, hidden as u64).unwrap());
         for level in Level::available() {
             // One evaluator walks each game's positions in order (each the base of the next,
             // as a bulk pass does); the other jumps between plies as a search does, so its
@@ -61,7 +61,7 @@ fn every_path_and_every_base_give_the_reference_after_every_move() {
                     assert_eq!(
                         sequential.evaluate(boards, black(board), 0),
                         expected,
-                        "{} width {hidden}: {}",
+                        "{} width {hidden}, {buckets} buckets: {}",
                         level.name(),
                         board.to_fen()
                     );
@@ -125,13 +125,15 @@ fn the_paths_agree_when_output_weights_are_too_large_to_multiply_first() {
 
 #[test]
 fn the_integer_evaluation_is_the_float_network_to_within_its_truncations() {
-    let net = Network::random(128, 5).unwrap();
     let mut worst = 0.0f64;
-    for game in random_game_positions(4, 99) {
-        for (board, boards) in &game {
-            let int = net.evaluate_reference(boards, black(board)) as f64;
-            let float = net.evaluate_float(boards, black(board));
-            worst = worst.max((int - float).abs());
+    for buckets in [1, 8] {
+        let net = Network::random_bucketed(128, buckets, 5).unwrap();
+        for game in random_game_positions(4, 99) {
+            for (board, boards) in &game {
+                let int = net.evaluate_reference(boards, black(board)) as f64;
+                let float = net.evaluate_float(boards, black(board));
+                worst = worst.max((int - float).abs());
+            }
         }
     }
     // Truncating Σ/QA loses under 1/QA of a unit (0.025 cp after scaling), the final
@@ -204,6 +206,76 @@ fn both_layouts_round_trip_and_raw_files_load_padded_or_not() {
     padded.resize(raw.len().div_ceil(64) * 64, 0);
     assert_ne!(padded.len(), raw.len());
     assert_eq!(Network::from_bytes(&padded, "padded").unwrap(), plain);
+}
+
+/// bullet's `MaterialCount<8>`: `(pieces − 2) / 4`.
+#[test]
+fn output_buckets_follow_the_piece_count_as_bullet_counts() {
+    let expected = [
+        (2, 0),
+        (5, 0),
+        (6, 1),
+        (9, 1),
+        (10, 2),
+        (29, 6),
+        (30, 7),
+        (32, 7),
+    ];
+    for (pieces, bucket) in expected {
+        assert_eq!(bucket_of(pieces, 8), bucket, "{pieces} pieces");
+    }
+    assert!((2..=32).all(|p| bucket_of(p, 1) == 0));
+    // Four buckets: ⌈32 / 4⌉ = 8 pieces each.
+    assert_eq!(bucket_of(9, 4), 0);
+    assert_eq!(bucket_of(10, 4), 1);
+    assert_eq!(bucket_of(32, 4), 3);
+}
+
+/// A bucketed net keeps its buckets through its file, the raw payload in bullet's bucketed
+/// order (`[B][2N]` output weights, then `[B]` biases), and a position is read by its own
+/// bucket's output layer.
+#[test]
+fn bucketed_networks_round_trip_and_read_their_own_bucket() {
+    let net = Network::random_bucketed(32, 8, 12).unwrap();
+    assert_eq!(net.buckets(), 8);
+    let bytes = net.to_bytes();
+    assert_eq!(u32::from_le_bytes(bytes[28..32].try_into().unwrap()), 8);
+    assert_eq!(
+        bytes.len(),
+        HEADER_BYTES + "random".len() + payload_size(32, 8)
+    );
+    assert_eq!(Network::from_bytes(&bytes, "t").unwrap(), net);
+
+    // Every bucket but one zeroed: only positions of that bucket's piece counts see the
+    // weights and bias left.
+    let raw = net.raw_bytes();
+    let mut values: Vec<i16> = raw
+        .chunks_exact(2)
+        .map(|b| i16::from_le_bytes([b[0], b[1]]))
+        .collect();
+    let out = INPUTS * 32 + 32;
+    for k in (0..8).filter(|&k| k != 7) {
+        values[out + k * 64..out + (k + 1) * 64].fill(0);
+        values[out + 8 * 64 + k] = 0;
+    }
+    let (ft, rest) = values.split_at(INPUTS * 32);
+    let (bias, rest) = rest.split_at(32);
+    let (out_w, out_b) = rest.split_at(8 * 64);
+    let only_7 = Network::from_bucketed_parts(32, 8, ft, bias, out_w, out_b, "").unwrap();
+    let start = Board::startpos();
+    let boards = boards_of(start.position());
+    assert_eq!(
+        only_7.evaluate_reference(&boards, false),
+        net.evaluate_reference(&boards, false)
+    );
+    let endgame = Board::from_fen("8/5k2/8/3P4/8/8/2K5/8 w - - 0 1").unwrap();
+    let boards = boards_of(endgame.position());
+    assert_eq!(only_7.evaluate_reference(&boards, false), 0);
+    assert_ne!(net.evaluate_reference(&boards, false), 0);
+    for level in Level::available() {
+        let mut evaluator = NnueEvaluator::with_level(Arc::new(only_7.clone()), level);
+        assert_eq!(evaluator.evaluate(&boards, false, 0), 0);
+    }
 }
 
 #[test]

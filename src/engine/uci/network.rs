@@ -43,8 +43,8 @@ impl Uci {
             match Network::load(Path::new(value)) {
                 Ok(net) => {
                     say(&format!(
-                        "info string EvalFile: {value}: network of {} hidden, checksum {:08x}",
-                        net.hidden(),
+                        "info string EvalFile: {value}: network of {}, checksum {:08x}",
+                        net.shape(),
                         net.checksum()
                     ));
                     self.eval_file = Some(Arc::new(net));
@@ -84,9 +84,9 @@ impl Uci {
             let mut nnue = crate::nnue::NnueEvaluator::new(net.clone());
             let stm = nnue.score(&boards, black, 0);
             say(&format!(
-                "NNUE evaluation: {} (white side), network of {} hidden{}",
+                "NNUE evaluation: {} (white side), network of {}{}",
                 if black { -stm } else { stm },
-                net.hidden(),
+                net.shape(),
                 if in_use {
                     ", in use"
                 } else {

@@ -13,7 +13,8 @@
 //! 72   4  length of the options text
 //! 76   4  CRC-32 of everything after the header
 //! 80      the options text (`key=value` lines), then parameters, Adam's m, Adam's v,
-//!         each `771·N + 16` little-endian f32
+//!         each `769·N + 2·N·B + 16` little-endian f32 (B output buckets: the options
+//!         text's `output-buckets`, 1 where it has none)
 //! ```
 //!
 //! Written whole or not at all (a temporary file renamed into place, which an interrupt
@@ -98,9 +99,22 @@ impl Checkpoint {
         {
             return refuse(&format!("a hidden width of {hidden}"));
         }
-        let layout = Layout { hidden };
         let text_len = u32_at(72) as usize;
         let body = &bytes[HEADER..];
+        let buckets = body
+            .get(..text_len)
+            .and_then(|text| std::str::from_utf8(text).ok())
+            .and_then(|text| {
+                text.lines()
+                    .find_map(|line| line.strip_prefix("output-buckets="))
+            })
+            .map_or(Ok(1), |b| b.parse::<usize>())
+            .ok()
+            .filter(|b| (1..=crate::nnue::MAX_BUCKETS).contains(b));
+        let Some(buckets) = buckets else {
+            return refuse("its output-buckets option is no number from 1 to 8");
+        };
+        let layout = Layout { hidden, buckets };
         if body.len() != text_len + 12 * layout.len() {
             return refuse("cut short or with bytes added (its size does not match its width)");
         }
@@ -185,7 +199,7 @@ mod tests {
 
     #[test]
     fn a_checkpoint_reads_back_and_refuses_damage() {
-        let mut state = State::new(16, 3);
+        let mut state = State::new(Layout::single(16), 3);
         state.m[5] = 0.25;
         state.v[7] = 0.5;
         state.steps = 11;
@@ -217,6 +231,34 @@ mod tests {
             Checkpoint::from_bytes(b"hello", "c")
                 .unwrap_err()
                 .contains("not a")
+        );
+    }
+
+    #[test]
+    fn a_checkpoint_with_output_buckets_reads_back_at_its_size() {
+        let layout = Layout {
+            hidden: 32,
+            buckets: 8,
+        };
+        let checkpoint = Checkpoint {
+            state: State::new(layout, 4),
+            epochs_done: 1,
+            passes: 1,
+            batches_in_pass: 0,
+            train_loss: 0.02,
+            held_loss: Some(0.03),
+            options: "hidden=32\noutput-buckets=8\n".to_string(),
+        };
+        let bytes = checkpoint.to_bytes();
+        assert_eq!(Checkpoint::from_bytes(&bytes, "c").unwrap(), checkpoint);
+        // The same parameters claimed for one bucket no longer fit the file.
+        let mut relabelled = checkpoint.clone();
+        relabelled.options = "hidden=32\noutput-buckets=1\n".to_string();
+        let bytes = relabelled.to_bytes();
+        assert!(
+            Checkpoint::from_bytes(&bytes, "c")
+                .unwrap_err()
+                .contains("does not match")
         );
     }
 

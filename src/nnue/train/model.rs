@@ -2,12 +2,13 @@
 //!
 //! Every parameter lives in one flat `f32` array (so that the optimiser, the gradient merge
 //! and the checkpoint each run over one slice): first-layer weights `[768][N]`, biases
-//! `[N]`, output weights `[2N]` (the side to move's half first), the output bias, then
-//! zeros up to a multiple of [`LANES`].
+//! `[N]`, output weights `[B][2N]` (per output bucket, the side to move's half first), the
+//! output biases `[B]`, then zeros up to a multiple of [`LANES`]. B = 1 without buckets.
 //!
 //! ```text
 //! acc   = bias + Σ rows of the active inputs          (one per perspective)
-//! out   = Σ screlu(acc_us) · w_us + Σ screlu(acc_them) · w_them + b,  screlu = clamp(x, 0, 1)²
+//! k     = bucket_of(pieces, B)                        (bullet's MaterialCount<B>)
+//! out   = Σ screlu(acc_us) · w_us[k] + Σ screlu(acc_them) · w_them[k] + b[k],  screlu = clamp(x, 0, 1)²
 //! eval  = 400 · out                                   (centipawns, as the engine reads it)
 //! p     = sigmoid(eval / S)
 //! loss  = (p − target)²,  target = W · result + (1 − W) · sigmoid(score / S)
@@ -22,6 +23,7 @@
 use pawnstorm_kernels::Lanes;
 use pawnstorm_kernels::simd::{self, LanesFn};
 
+use crate::nnue::network::bucket_of;
 use crate::nnue::{INPUTS, Network, QA, QB, SCALE};
 use crate::training::loader::Batch;
 use crate::training::nnue::MAX_ACTIVE;
@@ -34,21 +36,28 @@ pub const LANES: usize = 16;
 /// ±128 (the kernels' `v · w` in `i16`), and QA · QB · 1.98 = 32,314 fits the output bias.
 pub const CLIP: f32 = 1.98;
 
-/// Where each part of the flat parameter array starts, for a width.
+/// Where each part of the flat parameter array starts, for a width and a number of output
+/// buckets (at most [`LANES`]: their biases share one unit).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Layout {
     pub hidden: usize,
+    pub buckets: usize,
 }
 
 impl Layout {
+    /// Without output buckets.
+    pub fn single(hidden: usize) -> Layout {
+        Layout { hidden, buckets: 1 }
+    }
     pub fn ft_bias(self) -> usize {
         INPUTS * self.hidden
     }
     pub fn out_weights(self) -> usize {
         self.ft_bias() + self.hidden
     }
+    /// The output biases, one per bucket, in one unit.
     pub fn out_bias(self) -> usize {
-        self.out_weights() + 2 * self.hidden
+        self.out_weights() + self.buckets * 2 * self.hidden
     }
     /// Length of the flat array.
     pub fn len(self) -> usize {
@@ -357,6 +366,12 @@ impl Active {
     }
 }
 
+/// The output bucket of a position: its pieces are its active inputs from either side.
+#[inline(always)]
+fn bucket(layout: Layout, sides: &[Active; 2]) -> usize {
+    bucket_of(sides[0].len, layout.buckets)
+}
+
 /// The model's output (before the sigmoid) for one position: the accumulators are left in
 /// `acc`.
 #[inline(always)]
@@ -367,9 +382,10 @@ fn forward<const BLOCK: usize>(
     acc: &mut [Vec<V>; 2],
 ) -> f32 {
     let c = layout.hidden / LANES;
+    let k = bucket(layout, sides);
     let bias = &params[layout.ft_bias() / LANES..][..c];
-    let out_w = &params[layout.out_weights() / LANES..][..2 * c];
-    let mut out = params[layout.out_bias() / LANES][0];
+    let out_w = &params[layout.out_weights() / LANES + k * 2 * c..][..2 * c];
+    let mut out = params[layout.out_bias() / LANES][k];
     for (side, features) in sides.iter().enumerate() {
         let acc = &mut acc[side];
         in_blocks!(
@@ -465,7 +481,6 @@ fn error_and_gradient_here<const BLOCK: usize>(
     let mut gradient = gradient.map(|(g, scale)| (units_mut(g), scale));
     let mut error = 0.0f64;
     let mut counted = 0;
-    let out_w = &params[layout.out_weights() / LANES..][..2 * c];
     let mut next = range.start;
     while next < range.end {
         // Forward passes, the output layer's gradient and the deltas of a group.
@@ -491,11 +506,13 @@ fn error_and_gradient_here<const BLOCK: usize>(
             };
             // d loss / d out.
             let g = F16::splat(2.0 * miss * p * (1.0 - p) * slope * *scale);
-            grad[layout.out_bias() / LANES][0] += g.to_array()[0];
+            let k = bucket(layout, &sides);
+            grad[layout.out_bias() / LANES][k] += g.to_array()[0];
             let deltas = &mut delta[filled * 2 * c..(filled + 1) * 2 * c];
+            let out_units = layout.out_weights() / LANES + k * 2 * c;
             for side in 0..2 {
-                let grad_out = &mut grad[layout.out_weights() / LANES + side * c..][..c];
-                let w = &out_w[side * c..(side + 1) * c];
+                let grad_out = &mut grad[out_units + side * c..][..c];
+                let w = &params[out_units + side * c..][..c];
                 for (((a, d), w), gw) in acc[side]
                     .iter()
                     .zip(deltas[side * c..(side + 1) * c].iter_mut())
@@ -540,7 +557,7 @@ pub fn evaluate_features(params: &[f32], layout: Layout, ours: &[i32], theirs: &
 }
 
 /// The quantised network, as bullet quantises: `round(w · QA)` for the first layer,
-/// `round(w · QB)` for the output weights, `round(b · QA · QB)` for the output bias (the
+/// `round(w · QB)` for the output weights, `round(b · QA · QB)` for the output biases (the
 /// clipping keeps every value inside `i16`; saturating all the same).
 pub fn quantise(params: &[f32], layout: Layout, provenance: &str) -> Result<Network, String> {
     let n = layout.hidden;
@@ -552,19 +569,23 @@ pub fn quantise(params: &[f32], layout: Layout, provenance: &str) -> Result<Netw
     };
     let qa = QA as f32;
     let qb = QB as f32;
-    Network::from_parts(
+    Network::from_bucketed_parts(
         n,
+        layout.buckets,
         &q(&params[..layout.ft_bias()], qa),
         &q(&params[layout.ft_bias()..layout.out_weights()], qa),
         &q(&params[layout.out_weights()..layout.out_bias()], qb),
-        q(&params[layout.out_bias()..layout.out_bias() + 1], qa * qb)[0],
+        &q(
+            &params[layout.out_bias()..layout.out_bias() + layout.buckets],
+            qa * qb,
+        ),
         provenance,
     )
 }
 
 /// Starting parameters from `seed`: first-layer weights uniform in ±1/√32 (some 30 inputs
 /// are active, so an accumulator starts with a spread of about 0.5), output weights
-/// uniform in ±1/√(2N), biases 0.
+/// uniform in ±1/√(2N) (every bucket's drawn in turn), biases 0.
 pub fn initial(layout: Layout, seed: u64) -> Vec<f32> {
     let mut rng = crate::training::tune::Rng::new(crate::training::tune::mix(seed ^ 0x6e6e_7565));
     let mut uniform = |bound: f32| {
@@ -643,9 +664,22 @@ mod tests {
 
     /// The analytic gradient equals central differences of the error (in f64 terms: the
     /// model runs in f32, so the step and the tolerance are those f32 allows).
+    /// With and without output buckets (the fixtures' positions fall in buckets 7 and 0 of
+    /// 8, so both an opening's and an endgame's output layer are probed).
     #[test]
     fn gradient_matches_finite_differences() {
-        let layout = Layout { hidden: 16 };
+        for layout in [
+            Layout::single(16),
+            Layout {
+                hidden: 16,
+                buckets: 8,
+            },
+        ] {
+            gradient_matches_finite_differences_for(layout);
+        }
+    }
+
+    fn gradient_matches_finite_differences_for(layout: Layout) {
         let batch = batch_of(&FENS);
         let mut params = initial(layout, 5);
         // Spread the biases so that some accumulators sit in each region of the clamp.
@@ -655,7 +689,9 @@ mod tests {
         {
             *b = (i as f32 - 8.0) * 0.1;
         }
-        params[layout.out_bias()] = 0.2;
+        for k in 0..layout.buckets {
+            params[layout.out_bias() + k] = 0.2 - 0.05 * k as f32;
+        }
         // A scale other than 400, so that a missing slope in the gradient shows.
         let objective = Objective {
             wdl: 0.4,
@@ -682,7 +718,7 @@ mod tests {
         let probes: Vec<usize> = active(ours)
             .take(3)
             .flat_map(|f| (0..16).map(move |k| f * 16 + k))
-            .chain(layout.ft_bias()..layout.out_bias() + 1)
+            .chain(layout.ft_bias()..layout.out_bias() + layout.buckets)
             .collect();
         for i in probes {
             let h = 1e-3f32;
@@ -728,7 +764,7 @@ mod tests {
     /// The quantised network's evaluations stay near the float model's.
     #[test]
     fn quantisation_error_is_small() {
-        let layout = Layout { hidden: 32 };
+        let layout = Layout::single(32);
         let mut params = initial(layout, 9);
         params[layout.out_bias()] = 0.05;
         let net = quantise(&params, layout, "test").unwrap();

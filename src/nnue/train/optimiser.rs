@@ -46,8 +46,7 @@ pub struct State {
 }
 
 impl State {
-    pub fn new(hidden: usize, seed: u64) -> State {
-        let layout = Layout { hidden };
+    pub fn new(layout: Layout, seed: u64) -> State {
         State {
             layout,
             params: model::initial(layout, seed),

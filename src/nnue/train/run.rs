@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::checkpoint::Checkpoint;
-use super::model::Objective;
+use super::model::{Layout, Objective};
 use super::optimiser::{State, Trainer, scheduled_lr};
 use crate::export::filters::Filter;
 use crate::training::loader::{Batch, Loader, LoaderConfig, PassCache, ReadCounts};
@@ -29,6 +29,8 @@ pub struct RunConfig {
     /// Interleave the inputs at their weights' rates (see `training::mix`).
     pub mixing: bool,
     pub hidden: usize,
+    /// Output buckets (1: none).
+    pub buckets: usize,
     pub epochs: u64,
     pub wdl: f64,
     /// The logistic's scale in centipawns (see `model`).
@@ -273,7 +275,17 @@ pub fn train(
             stream.resume(c.passes, c.batches_in_pass)?;
             (c.state, c.epochs_done, (c.train_loss, c.held_loss))
         }
-        None => (State::new(config.hidden, config.seed), 0, (f64::NAN, None)),
+        None => (
+            State::new(
+                Layout {
+                    hidden: config.hidden,
+                    buckets: config.buckets,
+                },
+                config.seed,
+            ),
+            0,
+            (f64::NAN, None),
+        ),
     };
     let objective = Objective {
         wdl: config.wdl as f32,
