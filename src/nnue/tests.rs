@@ -89,14 +89,18 @@ fn every_path_and_every_base_give_the_reference_after_every_move() {
     }
 }
 
+/// A net's raw payload as its `i16` values.
+fn raw_values(net: &Network) -> Vec<i16> {
+    net.raw_bytes()
+        .chunks_exact(2)
+        .map(|b| i16::from_le_bytes([b[0], b[1]]))
+        .collect()
+}
+
 #[test]
 fn the_paths_agree_when_output_weights_are_too_large_to_multiply_first() {
     let random = Network::random(64, 3).unwrap();
-    let raw = random.raw_bytes();
-    let mut values: Vec<i16> = raw
-        .chunks_exact(2)
-        .map(|b| i16::from_le_bytes([b[0], b[1]]))
-        .collect();
+    let mut values = raw_values(&random);
     let out = INPUTS * 64 + 64;
     for (i, w) in values[out..out + 128].iter_mut().enumerate() {
         *w = if i % 3 == 0 {
@@ -248,11 +252,7 @@ fn bucketed_networks_round_trip_and_read_their_own_bucket() {
 
     // Every bucket but one zeroed: only positions of that bucket's piece counts see the
     // weights and bias left.
-    let raw = net.raw_bytes();
-    let mut values: Vec<i16> = raw
-        .chunks_exact(2)
-        .map(|b| i16::from_le_bytes([b[0], b[1]]))
-        .collect();
+    let mut values = raw_values(&net);
     let out = INPUTS * 32 + 32;
     for k in (0..8).filter(|&k| k != 7) {
         values[out + k * 64..out + (k + 1) * 64].fill(0);
