@@ -13,7 +13,7 @@ use pawnstorm::eval::{Evaluator, Prepared, breakdown, default_weights, evaluate}
 use pawnstorm::position::fen::parse_fen;
 use pawnstorm::position::labels::{Labels, Record, parse_line};
 
-use common::{Rng, board_fen, fixture, random_square, read_fixture};
+use common::{Rng, board_fen, fixture, random_square, read_fixture, test_stride};
 
 fn position(fen: &str) -> Position {
     parse_fen(fen).unwrap_or_else(|e| panic!("{fen}: {e}"))
@@ -257,10 +257,16 @@ fn kpk_bitbase_matches_syzygy() {
     tables.add_file(fixture("syzygy/KPvK.rtbw")).unwrap();
     let mut checked = 0;
     let (mut wins, mut draws) = (0, 0);
+    // Under emulation (a stride above 1) a share of the placements, spread so that every
+    // square still holds each piece.
+    let stride = test_stride();
     for pawn in 8..56 {
         for strong_king in 0..64 {
             for weak_king in 0..64 {
                 if strong_king == pawn || weak_king == pawn || strong_king == weak_king {
+                    continue;
+                }
+                if (pawn + strong_king + weak_king) % stride != 0 {
                     continue;
                 }
                 let mut board = ['.'; 64];
@@ -311,9 +317,9 @@ fn kpk_bitbase_matches_syzygy() {
         }
     }
     // 48 pawn squares x 64 x 63 king pairs x 2 sides, less the illegal ones.
-    assert!(checked > 300_000, "{checked}");
+    assert!(checked * stride > 300_000, "{checked}");
     assert!(
-        wins > 100_000 && draws > 50_000,
+        wins * stride > 100_000 && draws * stride > 50_000,
         "{wins} wins, {draws} draws"
     );
 }

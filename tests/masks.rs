@@ -10,7 +10,7 @@ use pawnstorm_kernels::Lanes;
 use pawnstorm_kernels::simd::{LanesFn, Path, dispatch};
 use pawnstorm_kernels::{geometry, pawns};
 
-use common::{Rng, board_fen, read_fixture};
+use common::{Rng, board_fen, read_fixture, test_stride};
 
 // ---- The reference: one square at a time. ----
 
@@ -290,7 +290,8 @@ fn random_positions(count: usize, rng: &mut Rng) -> Vec<Position> {
 #[test]
 fn random_and_real_positions_match_the_reference_on_every_width() {
     let mut rng = Rng(0x005e_ed0f_ba5e);
-    let random = random_positions(100_000, &mut rng);
+    let stride = test_stride();
+    let random = random_positions(100_000 / stride, &mut rng);
     check_all_widths(&random);
     let real: Vec<Position> = read_fixture("texel/labeled-from-fixture-pgns.epd")
         .lines()
@@ -302,6 +303,7 @@ fn random_and_real_positions_match_the_reference_on_every_width() {
         })
         .collect();
     assert!(real.len() > 60_000);
+    let real: Vec<Position> = real.into_iter().step_by(stride).collect();
     check_all_widths(&real);
 }
 
@@ -471,7 +473,7 @@ fn lanes_agree<L: Lanes>(inputs: &[[u64; 3]]) {
 #[test]
 fn every_kernel_gives_the_same_on_every_lane_width() {
     let mut rng = Rng(7);
-    let mut inputs: Vec<[u64; 3]> = (0..100_000)
+    let mut inputs: Vec<[u64; 3]> = (0..100_000 / test_stride())
         .map(|_| {
             [
                 rng.next() & rng.next(),

@@ -254,6 +254,20 @@ pub fn fixture_positions() -> Vec<pawnstorm::Position> {
     positions
 }
 
+/// Every how many-th position the heaviest property tests walk: 1, all of them, unless
+/// `PAWNSTORM_TEST_STRIDE` says otherwise. `scripts/test-cpus` sets it for its runs under
+/// qemu, where a position costs tens of times what it costs natively and the native run
+/// (`scripts/test`, before it in CI) has walked every one: there the question is whether
+/// the code that CPU takes runs and agrees, which a share of the positions answers.
+pub fn test_stride() -> usize {
+    match std::env::var("PAWNSTORM_TEST_STRIDE") {
+        Err(_) => 1,
+        Ok(text) => text.parse().ok().filter(|&n| n >= 1).unwrap_or_else(|| {
+            panic!("PAWNSTORM_TEST_STRIDE={text}: not a whole number from 1 up")
+        }),
+    }
+}
+
 /// Runs the `pawnstorm` binary with `args`.
 pub fn pawnstorm(args: &[&str]) -> std::process::Output {
     use assert_cmd::prelude::*;
