@@ -18,8 +18,11 @@
 #   scripts/train-net.sh                                   # writes nets/default.nnue
 #   EPOCHS=1 OUT=/tmp/try.nnue scripts/train-net.sh ../data/gen3   # a quick trial
 #
-# Settings are environment variables (HIDDEN, EPOCHS, WDL, SEED, THREADS, SHARED, OUT);
-# other train-net options (--lr, --epoch-positions, filters) follow DATA_DIR.
+# Settings are environment variables (HIDDEN, EPOCHS, LR, WDL, SEED, THREADS, SHARED, OUT;
+# the defaults are the committed net's: 20 epochs from a learning rate of 0.002, docs/NNUE.md
+# "Epochs and learning rate"); other train-net options (--epoch-positions, --output-buckets,
+# filters) follow DATA_DIR. The committed net was trained on some of the shards now under
+# data/selfplay: nets/default.md names them and how to point DATA_DIR at exactly those.
 #
 # The net is the same for the same inputs and settings on any thread count (train-net is
 # deterministic); an interrupted run continues with the same command and --resume.
@@ -31,7 +34,8 @@ DATA=${1:-data/selfplay}
 SHARED=${SHARED-../shared/data}
 OUT=${OUT:-nets/default.nnue}
 HIDDEN=${HIDDEN:-128}
-EPOCHS=${EPOCHS:-10}
+EPOCHS=${EPOCHS:-20}
+LR=${LR:-0.002}
 WDL=${WDL:-0.3}
 SEED=${SEED:-1}
 THREADS=${THREADS:-$(nproc)}
@@ -62,4 +66,4 @@ bin=target/release/pawnstorm
 mkdir -p "$(dirname "$OUT")"
 set -x
 "$bin" train-net "${inputs[@]}" -o "$OUT" --hidden "$HIDDEN" --epochs "$EPOCHS" \
-  --wdl "$WDL" --seed "$SEED" --threads "$THREADS" "$@"
+  --lr "$LR" --wdl "$WDL" --seed "$SEED" --threads "$THREADS" "$@"
