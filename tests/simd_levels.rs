@@ -126,9 +126,9 @@ fn every_level_gives_the_same_results() {
 }
 
 /// The trainer gives the same net bit for bit at every level: its pass keeps each
-/// gradient value's sums in one order whatever the vector width and the block of units it
-/// holds in registers (8 with AVX-512, 4 below). 144 neurons are 9 units: a whole block of
-/// 8 and a remainder on AVX-512, blocks of 4 and a remainder below.
+/// gradient value's sums in one order whatever the vector width (the AVX-512 level runs
+/// the AVX2 level's pass: `model::training_path`). 144 neurons are 9 units of 16: two
+/// blocks of 4 held in registers and a remainder of 1.
 #[test]
 fn every_level_trains_the_same_net() {
     let dir = tempfile::tempdir().expect("temporary folder");

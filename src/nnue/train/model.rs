@@ -265,12 +265,10 @@ fn output_sum(acc: &[V], weights: &[V]) -> f32 {
 }
 
 /// Units a block of the first layer keeps in registers, so that a row is added with loads
-/// alone and the sums stored once: 8 units are 8 of AVX-512's 32 registers (N = 128 is one
-/// block), but all 16 of AVX2's, which spilled (the pass ran at 0.6 of the speed of blocks
-/// of 4 there). The block changes which units are summed together, not the order of any
-/// unit's sums: every block gives the same net.
-const WIDE_BLOCK: usize = 8;
-const NARROW_BLOCK: usize = 4;
+/// alone and the sums stored once: blocks of 8 took all 16 of AVX2's registers and spilled
+/// (the pass ran at 0.6 of the speed of blocks of 4). The block changes which units are
+/// summed together, not the order of any unit's sums: every block gives the same net.
+const BLOCK: usize = 4;
 
 /// Calls `block::<B>(start)` over `0..units` in blocks of `BLOCK`, then 4, 2, 1.
 macro_rules! in_blocks {
@@ -439,17 +437,11 @@ pub fn error_and_gradient(
                 scratch,
                 gradient,
             } = self;
-            // Direct calls (not a function pointer, which would be compiled without the
+            // A direct call (not a function pointer, which would be compiled without the
             // level's instruction sets).
-            if simd::level() == simd::Level::Avx512 {
-                error_and_gradient_here::<WIDE_BLOCK>(
-                    params, layout, objective, batch, range, scratch, gradient,
-                )
-            } else {
-                error_and_gradient_here::<NARROW_BLOCK>(
-                    params, layout, objective, batch, range, scratch, gradient,
-                )
-            }
+            error_and_gradient_here::<BLOCK>(
+                params, layout, objective, batch, range, scratch, gradient,
+            )
         }
     }
     let pass = Pass {
@@ -461,7 +453,21 @@ pub fn error_and_gradient(
         scratch,
         gradient,
     };
-    simd::dispatch(simd::Path::scalar(), pass)
+    simd::dispatch(training_path(), pass)
+}
+
+/// The level the training passes run at: the process's, but AVX2 where that is AVX-512.
+/// With AVX-512 enabled the compiler vectorises the 16-lane arrays across the units of a
+/// block instead (gathers and scatters, `vgatherqps`/`vscatterqps`, for every load and
+/// store of a row): on a 2-core Zen 4 the whole training ran at 0.28M positions/s there
+/// against 2.8M at the AVX2 level, the same arithmetic and the same net.
+fn training_path() -> simd::Path {
+    match simd::level() {
+        simd::Level::Avx512 => {
+            simd::Path::new(simd::Level::Avx2, simd::Width::One).unwrap_or_else(simd::Path::scalar)
+        }
+        _ => simd::Path::scalar(),
+    }
 }
 
 /// [`error_and_gradient`], compiled for whatever calls it.
@@ -553,7 +559,7 @@ fn error_and_gradient_here<const BLOCK: usize>(
 pub fn evaluate_features(params: &[f32], layout: Layout, ours: &[i32], theirs: &[i32]) -> f32 {
     let mut scratch = Scratch::new(layout.hidden);
     let sides = [Active::of(ours), Active::of(theirs)];
-    forward::<NARROW_BLOCK>(units(params), layout, &sides, &mut scratch.acc) * SCALE as f32
+    forward::<BLOCK>(units(params), layout, &sides, &mut scratch.acc) * SCALE as f32
 }
 
 /// The quantised network, as bullet quantises: `round(w · QA)` for the first layer,
