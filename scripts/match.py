@@ -470,7 +470,11 @@ def pair_elo(counts: list[int]) -> tuple[float, float, float, float, float, floa
     )
 
 
-def summary(results: list[GameResult], sprt: Sprt | None = None) -> str:
+def summary(results: list[GameResult], sprt: Sprt | None = None,
+            crossed: tuple[int, float] | None = None) -> str:
+    """The match's summary lines. `crossed`: the games played and the LLR when the SPRT's
+    bound was crossed; the decision is taken there (as fishtest and fastchess stop there),
+    whatever the games under way then move the LLR to."""
     n = len(results)
     if n == 0:
         return "no games played"
@@ -505,9 +509,13 @@ def summary(results: list[GameResult], sprt: Sprt | None = None) -> str:
             f"normalised Elo {nelo:+.1f} [{nlow:+.1f}, {nhigh:+.1f}] (95%)")
     if sprt is not None:
         value = llr(counts, sprt)
-        verdict = ("H1 accepted (A is better by elo1)" if value >= sprt.upper else
-                   "H0 accepted (A is not better by elo1)" if value <= sprt.lower else
+        decisive = crossed[1] if crossed is not None else value
+        verdict = ("H1 accepted (A is better by elo1)" if decisive >= sprt.upper else
+                   "H0 accepted (A is not better by elo1)" if decisive <= sprt.lower else
                    "no decision")
+        if crossed is not None:
+            verdict += (f" at {crossed[0]} games (LLR {crossed[1]:.2f}); the "
+                        f"{n - crossed[0]} games under way then finished after it")
         lines.append(
             f"SPRT [{sprt.elo0:g}, {sprt.elo1:g}] {sprt.model} alpha {sprt.alpha:g} "
             f"beta {sprt.beta:g}: LLR {value:.2f} ({sprt.lower:.2f}, {sprt.upper:.2f}), {verdict}")
@@ -601,6 +609,7 @@ def main() -> int:
         return play_game(number + 1, opening, a_is_white, specs, base, inc, margin, tc_text)
 
     stopping = False
+    crossed: tuple[int, float] | None = None
     if args.sprt is not None:
         print(f"SPRT [{args.sprt.elo0:g}, {args.sprt.elo1:g}] {args.sprt.model}, alpha "
               f"{args.sprt.alpha:g} beta {args.sprt.beta:g}: bounds "
@@ -636,6 +645,7 @@ def main() -> int:
                               f"{pentanomial(done)}", flush=True)
                         if not args.sprt.lower < value < args.sprt.upper and not stopping:
                             stopping = True
+                            crossed = (len(done), value)
                             # Games under way finish and count; the rest are not started.
                             for pending in futures:
                                 pending.cancel()
@@ -646,7 +656,7 @@ def main() -> int:
     finally:
         if pgn_file:
             pgn_file.close()
-    print(summary(sorted(tally.results, key=lambda r: r.number), args.sprt))
+    print(summary(sorted(tally.results, key=lambda r: r.number), args.sprt, crossed))
     return 0
 
 

@@ -101,3 +101,19 @@ def test_pentanomial_elo_and_interval(match):
     assert high == pytest.approx(match.elo_from_score(0.5 + half), rel=1e-6)
     assert nhigh == pytest.approx(half / math.sqrt(2 * 0.05) * 800 / math.log(10), rel=1e-6)
     assert match.pair_elo([0, 0, 3, 0, 0]) is None
+
+
+def test_the_decision_stands_where_the_bound_was_crossed(match):
+    sprt = match.parse_sprt("elo0=0 elo1=10")
+    # 80 pairs scored 3/2, 20 of 2, 10 of 1 and 10 of 1/2: above the upper bound.
+    scores = [1.0, 0.5] * 80 + [1.0, 1.0] * 20 + [0.5, 0.5] * 10 + [0.0, 0.5] * 10
+    results = [game(match, n + 1, s) for n, s in enumerate(scores)]
+    final = match.llr(match.pentanomial(results), sprt)
+    assert final > sprt.upper
+    crossed_high = match.summary(results, sprt, crossed=(len(results) - 2, final))
+    assert "H1 accepted (A is better by elo1) at 238 games" in crossed_high
+    assert "the 2 games under way then finished after it" in crossed_high
+    # The first 4 games alone decide nothing; crossed after 2 of them, they do.
+    assert "no decision" in match.summary(results[:4], sprt)
+    assert "H1 accepted" in match.summary(results[:4], sprt, crossed=(2, sprt.upper + 0.01))
+    assert "H0 accepted" in match.summary(results[:4], sprt, crossed=(2, sprt.lower - 0.01))
