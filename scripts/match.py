@@ -514,8 +514,11 @@ def summary(results: list[GameResult], sprt: Sprt | None = None,
                    "H0 accepted (A is not better by elo1)" if decisive <= sprt.lower else
                    "no decision")
         if crossed is not None:
-            verdict += (f" at {crossed[0]} games (LLR {crossed[1]:.2f}); the "
-                        f"{n - crossed[0]} games under way then finished after it")
+            verdict += f" at {crossed[0]} games (LLR {crossed[1]:.2f})"
+            after = n - crossed[0]
+            if after > 0:
+                verdict += (f"; the {after} game{'s' if after > 1 else ''} under way then "
+                            "finished after it")
         lines.append(
             f"SPRT [{sprt.elo0:g}, {sprt.elo1:g}] {sprt.model} alpha {sprt.alpha:g} "
             f"beta {sprt.beta:g}: LLR {value:.2f} ({sprt.lower:.2f}, {sprt.upper:.2f}), {verdict}")
