@@ -373,12 +373,7 @@ fn bucket(layout: Layout, sides: &[Active; 2]) -> usize {
 /// The model's output (before the sigmoid) for one position: the accumulators are left in
 /// `acc`.
 #[inline(always)]
-fn forward<const BLOCK: usize>(
-    params: &[V],
-    layout: Layout,
-    sides: &[Active; 2],
-    acc: &mut [Vec<V>; 2],
-) -> f32 {
+fn forward(params: &[V], layout: Layout, sides: &[Active; 2], acc: &mut [Vec<V>; 2]) -> f32 {
     let c = layout.hidden / LANES;
     let k = bucket(layout, sides);
     let bias = &params[layout.ft_bias() / LANES..][..c];
@@ -439,9 +434,7 @@ pub fn error_and_gradient(
             } = self;
             // A direct call (not a function pointer, which would be compiled without the
             // level's instruction sets).
-            error_and_gradient_here::<BLOCK>(
-                params, layout, objective, batch, range, scratch, gradient,
-            )
+            error_and_gradient_here(params, layout, objective, batch, range, scratch, gradient)
         }
     }
     let pass = Pass {
@@ -472,7 +465,7 @@ fn training_path() -> simd::Path {
 
 /// [`error_and_gradient`], compiled for whatever calls it.
 #[inline(always)]
-fn error_and_gradient_here<const BLOCK: usize>(
+fn error_and_gradient_here(
     params: &[f32],
     layout: Layout,
     objective: Objective,
@@ -502,7 +495,7 @@ fn error_and_gradient_here<const BLOCK: usize>(
             let theirs = &batch.nstm_features[i * MAX_ACTIVE..(i + 1) * MAX_ACTIVE];
             let sides = [Active::of(ours), Active::of(theirs)];
             let Scratch { acc, delta, .. } = scratch;
-            let out = forward::<BLOCK>(params, layout, &sides, acc);
+            let out = forward(params, layout, &sides, acc);
             let p = sigmoid(out * slope);
             let miss = p - target;
             error += (miss * miss) as f64;
@@ -559,7 +552,7 @@ fn error_and_gradient_here<const BLOCK: usize>(
 pub fn evaluate_features(params: &[f32], layout: Layout, ours: &[i32], theirs: &[i32]) -> f32 {
     let mut scratch = Scratch::new(layout.hidden);
     let sides = [Active::of(ours), Active::of(theirs)];
-    forward::<BLOCK>(units(params), layout, &sides, &mut scratch.acc) * SCALE as f32
+    forward(units(params), layout, &sides, &mut scratch.acc) * SCALE as f32
 }
 
 /// The quantised network, as bullet quantises: `round(w · QA)` for the first layer,
