@@ -405,7 +405,6 @@ pub(crate) mod portable {
     }
 
     portable_lanes!(P4, 4, 32);
-    portable_lanes!(P8, 8, 64);
 }
 
 #[cfg(test)]

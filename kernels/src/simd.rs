@@ -76,6 +76,19 @@ impl Level {
     pub fn available() -> Vec<Level> {
         Level::ALL.into_iter().filter(|l| l.supported()).collect()
     }
+
+    /// The widest lanes that fit one register: eight with AVX-512, four elsewhere (on AVX2
+    /// an 8-lane value takes two registers, and code with many live values, like the
+    /// evaluation, spills). The batch kernels are compiled for this width and for one lane
+    /// at each level, and for no other: each further pair was another copy of every kernel
+    /// (the evaluation among them) in every build, run by the tests alone.
+    pub fn native_width(self) -> Width {
+        if self == Level::Avx512 {
+            Width::Eight
+        } else {
+            Width::Four
+        }
+    }
 }
 
 /// How many positions a kernel handles at once.
@@ -112,9 +125,11 @@ pub struct Path {
 }
 
 impl Path {
-    /// `width` at `level`, if this CPU has `level`.
+    /// `width` at `level`, if this CPU has `level` and the kernels are compiled for that
+    /// pair: one lane, or the level's native width ([`Level::native_width`]).
     pub fn new(level: Level, width: Width) -> Option<Path> {
-        level.supported().then_some(Path { level, width })
+        (level.supported() && (width == Width::One || width == level.native_width()))
+            .then_some(Path { level, width })
     }
 
     /// One position at a time at the process's level: the reference of the batch code.
@@ -125,24 +140,22 @@ impl Path {
         }
     }
 
-    /// The widest lanes that fit one register at the process's level: eight with AVX-512,
-    /// four elsewhere (on AVX2 an 8-lane value takes two registers, and code with many live
-    /// values, like the evaluation, spills).
+    /// The widest lanes that fit one register at the process's level
+    /// ([`Level::native_width`]).
     pub fn native() -> Path {
         let level = level();
-        let width = if level == Level::Avx512 {
-            Width::Eight
-        } else {
-            Width::Four
-        };
-        Path { level, width }
+        Path {
+            level,
+            width: level.native_width(),
+        }
     }
 
-    /// Every level this CPU has at every width: what the tests hold to each other.
+    /// Every path this CPU can run: each level it has, one lane and native width. What
+    /// the tests hold to each other.
     pub fn every() -> Vec<Path> {
         Level::available()
             .into_iter()
-            .flat_map(|level| Width::ALL.map(|width| Path { level, width }))
+            .flat_map(|level| [Width::One, level.native_width()].map(|width| Path { level, width }))
             .collect()
     }
 
@@ -168,7 +181,6 @@ impl Path {
         }
         let how = match (self.level, self.width) {
             (Level::Avx512, _) => "VPOPCNTDQ popcount",
-            (Level::Avx2, Width::Eight) => "two 4-lane halves, nibble-table popcount",
             (Level::Avx2, _) => "nibble-table popcount",
             (Level::Sse4, _) => "portable lanes, POPCNT",
             (Level::Scalar, _) if cfg!(target_arch = "aarch64") => "portable lanes, NEON",
@@ -188,6 +200,17 @@ pub trait LanesFn {
     fn call<L: Lanes>(self) -> Self::Output;
 }
 
+/// Code that needs an instruction set but no lanes (one position at a time: the search's
+/// evaluations, the network's accumulators, the trainer's pass), for [`dispatch_level`]:
+/// compiled once per level, where a [`LanesFn`] is compiled once per level and width.
+/// `call` and everything it calls must be `#[inline(always)]`, as for [`LanesFn`].
+pub trait LevelFn {
+    /// What the code returns.
+    type Output;
+    /// Runs the code.
+    fn call(self) -> Self::Output;
+}
+
 /// Hands back the closure it is given. For closures in kernels, as
 /// `let f = inlined(#[inline(always)] |x| ...)`: an attribute on a closure is only
 /// accepted where the closure is an argument, and a kernel's closures must be inlined like
@@ -204,6 +227,7 @@ pub fn dispatch<F: LanesFn>(path: Path, kernel: F) -> F::Output {
     // Every constructor of Path checks the level against the CPU (its fields are private),
     // so release builds do not repeat the check on each call.
     debug_assert!(path.level.supported(), "{path:?} is above this CPU's level");
+    let one = path.width == Width::One;
     // The fuzz build (scripts/fuzz: sanitizer coverage, ASan, overflow checks) compiles the
     // portable lanes only: every kernel compiled four times over under that
     // instrumentation took rustc more than half an hour. The fuzz targets are after the
@@ -213,68 +237,112 @@ pub fn dispatch<F: LanesFn>(path: Path, kernel: F) -> F::Output {
         // SAFETY: the CPU has the level's instruction sets (checked when `path` was made).
         unsafe {
             match path.level {
-                Level::Avx512 => x86::avx512(path.width, kernel),
-                Level::Avx2 => x86::avx2(path.width, kernel),
-                Level::Sse4 => x86::sse4(path.width, kernel),
-                Level::Scalar => portable(path.width, kernel),
+                Level::Avx512 => x86::avx512(Lanes512(one, kernel)),
+                Level::Avx2 => x86::avx2(Lanes256(one, kernel)),
+                Level::Sse4 => x86::sse4(Portable(one, kernel)),
+                Level::Scalar => Portable(one, kernel).call(),
             }
         }
     }
     #[cfg(any(not(target_arch = "x86_64"), pawnstorm_fuzz))]
     {
-        portable(path.width, kernel)
+        Portable(one, kernel).call()
     }
 }
 
-#[inline(always)]
-fn portable<F: LanesFn>(width: Width, kernel: F) -> F::Output {
-    use crate::lanes::portable::{P4, P8};
-    match width {
-        Width::One => kernel.call::<u64>(),
-        Width::Four => kernel.call::<P4>(),
-        Width::Eight => kernel.call::<P8>(),
+/// Runs `code` compiled for `path`'s instruction set (its width is not used).
+#[inline]
+pub fn dispatch_level<F: LevelFn>(path: Path, code: F) -> F::Output {
+    debug_assert!(path.level.supported(), "{path:?} is above this CPU's level");
+    #[cfg(all(target_arch = "x86_64", not(pawnstorm_fuzz)))]
+    {
+        // SAFETY: the CPU has the level's instruction sets (checked when `path` was made).
+        unsafe {
+            match path.level {
+                Level::Avx512 => x86::avx512(code),
+                Level::Avx2 => x86::avx2(code),
+                Level::Sse4 => x86::sse4(code),
+                Level::Scalar => code.call(),
+            }
+        }
+    }
+    #[cfg(any(not(target_arch = "x86_64"), pawnstorm_fuzz))]
+    {
+        code.call()
+    }
+}
+
+/// A [`LanesFn`] on one lane or the portable four, as a [`LevelFn`].
+struct Portable<F>(bool, F);
+impl<F: LanesFn> LevelFn for Portable<F> {
+    type Output = F::Output;
+    #[inline(always)]
+    fn call(self) -> F::Output {
+        if self.0 {
+            self.1.call::<u64>()
+        } else {
+            self.1.call::<crate::lanes::portable::P4>()
+        }
+    }
+}
+
+/// A [`LanesFn`] on one lane or AVX2's four, as a [`LevelFn`].
+#[cfg(all(target_arch = "x86_64", not(pawnstorm_fuzz)))]
+struct Lanes256<F>(bool, F);
+#[cfg(all(target_arch = "x86_64", not(pawnstorm_fuzz)))]
+impl<F: LanesFn> LevelFn for Lanes256<F> {
+    type Output = F::Output;
+    #[inline(always)]
+    fn call(self) -> F::Output {
+        if self.0 {
+            self.1.call::<u64>()
+        } else {
+            self.1.call::<crate::lanes::x86::Avx2x4>()
+        }
+    }
+}
+
+/// A [`LanesFn`] on one lane or AVX-512's eight, as a [`LevelFn`].
+#[cfg(all(target_arch = "x86_64", not(pawnstorm_fuzz)))]
+struct Lanes512<F>(bool, F);
+#[cfg(all(target_arch = "x86_64", not(pawnstorm_fuzz)))]
+impl<F: LanesFn> LevelFn for Lanes512<F> {
+    type Output = F::Output;
+    #[inline(always)]
+    fn call(self) -> F::Output {
+        if self.0 {
+            self.1.call::<u64>()
+        } else {
+            self.1.call::<crate::lanes::x86::Avx512x8>()
+        }
     }
 }
 
 #[cfg(all(target_arch = "x86_64", not(pawnstorm_fuzz)))]
 mod x86 {
-    use super::{LanesFn, Width};
-    use crate::lanes::portable::{P4, P8};
-    use crate::lanes::x86::{Avx2x4, Avx2x8, Avx512x4, Avx512x8};
+    use super::LevelFn;
 
     /// # Safety
     /// The CPU has AVX-512 F, BW, VL, VPOPCNTDQ and the AVX2 level's sets.
     #[target_feature(
         enable = "avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,fma,bmi1,bmi2,lzcnt,popcnt,sse4.2"
     )]
-    pub unsafe fn avx512<F: LanesFn>(width: Width, kernel: F) -> F::Output {
-        match width {
-            Width::One => kernel.call::<u64>(),
-            Width::Four => kernel.call::<Avx512x4>(),
-            Width::Eight => kernel.call::<Avx512x8>(),
-        }
+    pub unsafe fn avx512<F: LevelFn>(code: F) -> F::Output {
+        code.call()
     }
 
     /// # Safety
     /// The CPU has x86-64-v3's sets.
     #[target_feature(enable = "avx2,fma,bmi1,bmi2,lzcnt,popcnt,sse4.2")]
-    pub unsafe fn avx2<F: LanesFn>(width: Width, kernel: F) -> F::Output {
-        match width {
-            Width::One => kernel.call::<u64>(),
-            Width::Four => kernel.call::<Avx2x4>(),
-            Width::Eight => kernel.call::<Avx2x8>(),
-        }
+    pub unsafe fn avx2<F: LevelFn>(code: F) -> F::Output {
+        code.call()
     }
 
     /// # Safety
     /// The CPU has SSE4.2 and POPCNT.
     #[target_feature(enable = "sse4.2,popcnt")]
-    pub unsafe fn sse4<F: LanesFn>(width: Width, kernel: F) -> F::Output {
-        match width {
-            Width::One => kernel.call::<u64>(),
-            Width::Four => kernel.call::<P4>(),
-            Width::Eight => kernel.call::<P8>(),
-        }
+    pub unsafe fn sse4<F: LevelFn>(code: F) -> F::Output {
+        code.call()
     }
 }
 
@@ -518,9 +586,16 @@ mod tests {
     fn paths_are_only_made_for_levels_the_cpu_has() {
         let detected = cpu().detected;
         for level in Level::ALL {
-            assert_eq!(Path::new(level, Width::Four).is_some(), level <= detected);
+            assert_eq!(Path::new(level, Width::One).is_some(), level <= detected);
         }
-        assert_eq!(Path::every().len(), 3 * Level::available().len());
+        assert_eq!(Path::every().len(), 2 * Level::available().len());
+        for level in Level::available() {
+            let widths: Vec<Width> = Width::ALL
+                .into_iter()
+                .filter(|&w| Path::new(level, w).is_some())
+                .collect();
+            assert_eq!(widths, [Width::One, level.native_width()]);
+        }
         assert!(Path::native().level() <= detected);
     }
 }

@@ -10,8 +10,8 @@
 //! evaluation's material signature has 4 bits a piece type), side to move 0 or 1. Castling
 //! and en passant are left to [`super::Block::record`]: the evaluation does not read them.
 
-use pawnstorm_kernels::simd::{LanesFn, Path, dispatch};
-use pawnstorm_kernels::{Bitboard, Color, Lanes, Square};
+use pawnstorm_kernels::simd::{LevelFn, Path, dispatch_level};
+use pawnstorm_kernels::{Bitboard, Color, Square};
 
 use super::Block;
 use crate::position::board::PositionError;
@@ -85,14 +85,14 @@ impl<'a> Boards<'a> {
     /// --kind nnue` against a `target-cpu=native` build's 1.3%.
     fn flags(&self) -> u64 {
         struct Flags<'a, 'b>(&'a Boards<'b>);
-        impl LanesFn for Flags<'_, '_> {
+        impl LevelFn for Flags<'_, '_> {
             type Output = u64;
             #[inline(always)]
-            fn call<L: Lanes>(self) -> u64 {
+            fn call(self) -> u64 {
                 self.0.flags_inlined()
             }
         }
-        dispatch(Path::native(), Flags(self))
+        dispatch_level(Path::native(), Flags(self))
     }
 
     #[inline(always)]

@@ -19,8 +19,8 @@ pub mod weights;
 
 use std::sync::LazyLock;
 
-use pawnstorm_kernels::simd::{self, LanesFn};
-use pawnstorm_kernels::{Color, Lanes};
+use pawnstorm_kernels::Color;
+use pawnstorm_kernels::simd::{self, LevelFn};
 
 use crate::position::board::{PieceType, Position};
 use endgame::{Finished, PositionBoards};
@@ -196,11 +196,10 @@ impl Evaluator {
             position: &'a Position,
             pawn_key: u64,
         }
-        impl LanesFn for Keyed<'_> {
+        impl LevelFn for Keyed<'_> {
             type Output = i32;
-            // Only the level matters here (the lanes are one position's).
             #[inline(always)]
-            fn call<L: Lanes>(self) -> i32 {
+            fn call(self) -> i32 {
                 self.evaluator
                     .evaluate_keyed_here(self.position, self.pawn_key)
             }
@@ -210,7 +209,7 @@ impl Evaluator {
             position,
             pawn_key,
         };
-        simd::dispatch(simd::Path::scalar(), keyed)
+        simd::dispatch_level(simd::Path::scalar(), keyed)
     }
 
     #[inline(always)]

@@ -12,8 +12,7 @@
 
 use std::sync::Arc;
 
-use pawnstorm_kernels::lanes::Lanes;
-use pawnstorm_kernels::simd::{LanesFn, Path, dispatch};
+use pawnstorm_kernels::simd::{LevelFn, Path, dispatch_level};
 
 use super::network::{Chunk, Network};
 use super::simd::{self, Level};
@@ -299,10 +298,10 @@ impl NnueEvaluator {
             black_to_move: bool,
             ply: usize,
         }
-        impl LanesFn for Evaluate<'_> {
+        impl LevelFn for Evaluate<'_> {
             type Output = i32;
             #[inline(always)]
-            fn call<L: Lanes>(self) -> i32 {
+            fn call(self) -> i32 {
                 self.evaluator
                     .evaluate(self.boards, self.black_to_move, self.ply)
             }
@@ -313,7 +312,7 @@ impl NnueEvaluator {
             black_to_move,
             ply,
         };
-        dispatch(Path::scalar(), evaluate)
+        dispatch_level(Path::scalar(), evaluate)
     }
 
     /// Brings `ply`'s slot to `boards`: from itself or the ply before, whichever is fewer

@@ -10,8 +10,7 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use pawnstorm_kernels::lanes::Lanes;
-use pawnstorm_kernels::simd::{self, LanesFn, Path};
+use pawnstorm_kernels::simd::{self, LevelFn, Path};
 use rayon::prelude::*;
 
 use super::{Network, NnueEvaluator};
@@ -69,14 +68,14 @@ pub fn rows_scores(
         rows: Range<usize>,
         out: &'o mut [i32],
     }
-    impl LanesFn for Rows<'_, '_, '_, '_> {
+    impl LevelFn for Rows<'_, '_, '_, '_> {
         type Output = ();
         #[inline(always)]
-        fn call<L: Lanes>(self) {
+        fn call(self) {
             rows_scores_inline(self.evaluator, self.block, self.rows, self.out)
         }
     }
-    simd::dispatch(
+    simd::dispatch_level(
         Path::scalar(),
         Rows {
             evaluator,

@@ -20,7 +20,7 @@ use crate::training::nnue::{FeatureSet, MAX_ACTIVE};
 pub use crate::training::selection::{Selection, select, select_range, traits_of_row};
 use pawnstorm_kernels::Color;
 use pawnstorm_kernels::Lanes;
-use pawnstorm_kernels::simd::{LanesFn, Path, dispatch};
+use pawnstorm_kernels::simd::{LanesFn, LevelFn, Path, dispatch, dispatch_level};
 
 /// Blocks computed at once per worker thread before they are written.
 const BLOCKS_PER_THREAD: usize = 2;
@@ -607,10 +607,10 @@ fn block_nnue_features(
         ours: &'a mut [i32],
         theirs: &'a mut [i32],
     }
-    impl LanesFn for Rows<'_, '_> {
+    impl LevelFn for Rows<'_, '_> {
         type Output = ();
         #[inline(always)]
-        fn call<L: Lanes>(self) {
+        fn call(self) {
             let slots = self
                 .ours
                 .chunks_exact_mut(MAX_ACTIVE)
@@ -631,7 +631,7 @@ fn block_nnue_features(
             }
         }
     }
-    dispatch(
+    dispatch_level(
         Path::scalar(),
         Rows {
             set,

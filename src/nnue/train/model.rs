@@ -20,8 +20,7 @@
 //! scores'. Bullet's examples use 400 for Stockfish-scaled data; pawnstorm's self-play
 //! scores predict results at about 147.
 
-use pawnstorm_kernels::Lanes;
-use pawnstorm_kernels::simd::{self, LanesFn};
+use pawnstorm_kernels::simd::{self, LevelFn};
 
 use crate::nnue::network::bucket_of;
 use crate::nnue::{INPUTS, Network, QA, QB, SCALE};
@@ -418,11 +417,10 @@ pub fn error_and_gradient(
         scratch: &'a mut Scratch,
         gradient: Option<(&'a mut [f32], f32)>,
     }
-    impl LanesFn for Pass<'_> {
+    impl LevelFn for Pass<'_> {
         type Output = (f64, usize);
-        // The lanes are not used: `dispatch` is what compiles the pass for the level.
         #[inline(always)]
-        fn call<L: Lanes>(self) -> (f64, usize) {
+        fn call(self) -> (f64, usize) {
             let Pass {
                 params,
                 layout,
@@ -446,7 +444,7 @@ pub fn error_and_gradient(
         scratch,
         gradient,
     };
-    simd::dispatch(training_path(), pass)
+    simd::dispatch_level(training_path(), pass)
 }
 
 /// The level the training passes run at: the process's, but AVX2 where that is AVX-512.
