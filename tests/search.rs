@@ -708,6 +708,34 @@ fn timed_searches_keep_to_the_clock_counted_in_nodes() {
     }
 }
 
+/// An unfinished first iteration is cut off when the clock runs short (the emergency stop),
+/// its move a fallback: in a crowded position whose depth 1 alone takes about 1.15M nodes,
+/// a 50 ms clock (20 ms once the 30 ms overhead is kept back) gets a legal move within the
+/// clock. Time counted in nodes (a thousand a millisecond), so the same search under any
+/// load; without the stop the first iteration would run its million nodes.
+#[test]
+fn an_unfinished_first_iteration_stops_within_a_short_clock() {
+    let per_ms = 1000;
+    let root = board("k7/1q1q1q1q/q1q1q1q1/1Q1Q1Q1Q/Q1Q1Q1Q1/8/8/7K w - - 0 1");
+    let mut engine = Engine::new(16);
+    engine.options.nodes_per_ms = per_ms;
+    let limits = Limits {
+        wtime: Some(50),
+        btime: Some(50),
+        ..Limits::default()
+    };
+    let (result, _) = search(&mut engine, &root, &limits);
+    let nodes = result.threads[0].nodes;
+    assert!(nodes <= 50 * per_ms, "{nodes} nodes on a 50 ms clock");
+    let mut legal = MoveList::new();
+    legal_moves(&root, &mut legal);
+    assert!(
+        result.best.is_some_and(|mv| legal.contains(&mv)),
+        "{:?}",
+        result.best
+    );
+}
+
 /// What each of three search features changes, shown on positions where it decides the
 /// result: at a fixed node count (one thread, so the same search on every run and machine),
 /// with the feature the suite's move is found in every position, and with that one feature

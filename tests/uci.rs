@@ -541,6 +541,39 @@ fn a_short_clock_never_plays_an_unsearched_blunder() {
     engine.quit();
 }
 
+/// The nodes of the search that gave `bestmove`: the last `info ... nodes` line's.
+fn nodes_searched(lines: &[String]) -> u64 {
+    let info = lines
+        .iter()
+        .rev()
+        .find(|l| l.starts_with("info ") && l.contains(" nodes "))
+        .unwrap_or_else(|| panic!("no info line with nodes: {lines:?}"));
+    field(info, "nodes").parse().expect("nodes")
+}
+
+/// `Move Overhead` is kept back from the clock: with one move to go on a 1 s clock, 900 ms
+/// of overhead leaves at most 80 ms to think, none leaves 800. Counted in nodes
+/// (`nodestime`), so the same search on any machine under any load.
+#[test]
+fn move_overhead_is_kept_back_from_the_clock() {
+    let nodes_with = |overhead: u32| {
+        let mut engine = Engine::start(&[]);
+        engine.send("setoption name nodestime value 1000");
+        engine.send(&format!("setoption name Move Overhead value {overhead}"));
+        engine.send("position startpos moves e2e4 e7e5 g1f3");
+        engine.send("go wtime 1000 btime 1000 movestogo 1");
+        let lines = engine.until("bestmove");
+        engine.quit();
+        nodes_searched(&lines)
+    };
+    let (none, most) = (nodes_with(0), nodes_with(900));
+    assert!(
+        most <= 80 * 1000 + 1024,
+        "{most} nodes with 900 ms overhead"
+    );
+    assert!(none >= 100 * 1000, "{none} nodes with no overhead");
+}
+
 /// `go movetime` is spent whole (Move Overhead is a reserve for a clock, and a fixed time
 /// has none to keep); the lower bound holds however loaded the machine.
 #[test]
@@ -558,10 +591,22 @@ fn movetime_is_spent_whole() {
 #[test]
 fn go_with_odd_numbers_always_answers() {
     let mut engine = Engine::start(&[]);
-    let moves = legal(None, &["e2e4", "e7e5", "g1f3"]);
-    for go in [
-        "go movetime 100.0",
+    // Fractions are read (the fraction dropped), not taken as 0: the time is spent whole
+    // and nothing is complained about.
+    let spent = time_to_move(&mut engine, "go movetime 100.0");
+    assert!(spent >= 99, "go movetime 100.0: {spent} ms");
+    let spent = time_to_move(
+        &mut engine,
         "go wtime 1000.5 btime 1000.5 winc 10.25 binc 10.25",
+    );
+    assert!(
+        spent >= 5,
+        "a 1-second clock written with fractions: {spent} ms"
+    );
+    let errors = engine.stderr();
+    assert!(errors.is_empty(), "{errors:?}");
+    // Values that cannot be read are complained about and taken as 0: a move still comes.
+    for go in [
         "go movetime abc",
         "go depth 3.0",
         "go nodes 5000.9",
@@ -573,13 +618,6 @@ fn go_with_odd_numbers_always_answers() {
         assert!(spent < 20_000, "{go}: {spent} ms");
         assert!(started.elapsed() < PATIENCE);
     }
-    // An overlong clock is a very long one: the search runs until stopped.
-    engine.send("position startpos");
-    engine.send("go wtime 99999999999999999999999 btime 99999999999999999999999");
-    std::thread::sleep(Duration::from_millis(200));
-    engine.send("stop");
-    let lines = engine.until("bestmove");
-    assert!(legal(None, &[]).contains(&bestmove(&lines)));
     let errors = engine.stderr();
     assert!(
         errors
@@ -587,7 +625,14 @@ fn go_with_odd_numbers_always_answers() {
             .any(|l| l.contains("go movetime") && l.contains("\"abc\"")),
         "{errors:?}"
     );
-    assert!(!moves.is_empty());
+    // An overlong clock is a very long one (not 0, which would move at once after the
+    // first iteration): no bestmove until stop.
+    let lines = waits_for(
+        "position startpos",
+        "go wtime 99999999999999999999999 btime 99999999999999999999999",
+        "stop",
+    );
+    assert!(legal(None, &[]).contains(&bestmove(&lines)));
     engine.quit();
 }
 

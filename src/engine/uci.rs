@@ -736,3 +736,33 @@ pub fn bestmove_line(result: &SearchResult, chess960: bool) -> String {
         (None, _) => "bestmove 0000".to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::lenient_number;
+
+    #[test]
+    fn numbers_as_clients_write_them() {
+        for (text, expected) in [
+            ("100", Some(100)),
+            ("100.0", Some(100)),
+            ("1000.5", Some(1000)),
+            ("10.25", Some(10)),
+            ("+7", Some(7)),
+            ("-100", Some(-100)),
+            ("-2.9", Some(-2)),
+            (".5", Some(0)),
+            ("5.", Some(5)),
+            ("99999999999999999999999", Some(i64::MAX)),
+            ("-99999999999999999999999", Some(i64::MIN)),
+            ("99999999999999999999999.5", Some(i64::MAX)),
+        ] {
+            assert_eq!(lenient_number(text), expected, "{text:?}");
+        }
+        for text in [
+            "", "abc", "nan", "inf", "1e3", "1.2.3", ".", "-", "+", "12abc", "0x10",
+        ] {
+            assert_eq!(lenient_number(text), None, "{text:?}");
+        }
+    }
+}

@@ -82,10 +82,22 @@ impl Engine {
         }
     }
 
-    /// Whatever standard error has said so far.
-    pub fn stderr(&self) -> Vec<String> {
-        std::thread::sleep(Duration::from_millis(100));
-        self.errors.try_iter().collect()
+    /// Everything standard error has said for the commands sent so far. Deterministic on a
+    /// loaded machine (no sleep): an unknown command is sent as a marker, and standard
+    /// error, one ordered pipe, is read up to the engine's complaint about it.
+    pub fn stderr(&mut self) -> Vec<String> {
+        const MARKER: &str = "end-of-stderr-marker";
+        self.send(MARKER);
+        let deadline = Instant::now() + PATIENCE;
+        let mut seen = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.errors.recv_timeout(left) {
+                Ok(line) if line.contains(MARKER) => return seen,
+                Ok(line) => seen.push(line),
+                Err(e) => panic!("no complaint about {MARKER:?} ({e:?}); saw {seen:?}"),
+            }
+        }
     }
 
     pub fn ready(&mut self) {
