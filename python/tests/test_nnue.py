@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import pawnstorm
+from conftest import ROOT
 
 
 
@@ -28,24 +29,48 @@ QA, QB, SCALE = 255, 64, 400
 def write_raw(path, ft_weights, ft_bias, out_weights, out_bias, pad=False):
     """bullet's raw layout: little-endian i16, ft weights [768][N], ft bias [N], output
     weights [2N] (the side to move's half first), output bias; `pad` as bullet pads the
-    file, with zeros to a multiple of 64 bytes."""
-    data = b"".join(
-        np.asarray(a, dtype="<i2").tobytes()
-        for a in (ft_weights.reshape(-1), ft_bias, out_weights, [out_bias])
-    )
+    file, with zeros to a multiple of 64 bytes. A raw file has one output."""
+    assert len(out_bias) == 1, "a raw file has no field for output buckets"
+    data = payload(ft_weights, ft_bias, out_weights, out_bias)
     if pad:
         data += bytes(-len(data) % 64)
     path.write_bytes(data)
     return path
 
 
-def random_net(n, seed, out_range):
+def payload(ft_weights, ft_bias, out_weights, out_bias):
+    """bullet's (bucketed) payload: ft weights [768][N], ft bias [N], output weights
+    [B][2N] (bucket by bucket, each the side to move's half first), output biases [B]."""
+    return b"".join(
+        np.asarray(a, dtype="<i2").tobytes()
+        for a in (ft_weights.reshape(-1), ft_bias, out_weights, out_bias)
+    )
+
+
+def write_pawnstorm(path, ft_weights, ft_bias, out_weights, out_bias, provenance="by hand"):
+    """pawnstorm's layout, written from docs/NNUE.md's table (not from pawnstorm's writer):
+    a 64-byte header, the provenance text, the payload."""
+    import struct
+    import zlib
+
+    n, buckets = len(ft_bias), len(out_bias)
+    text = provenance.encode()
+    body = text + payload(ft_weights, ft_bias, out_weights, out_bias)
+    header = b"pawnstorm-nnue\r\n" + struct.pack(
+        "<10IQ", 1, 768, n, buckets, 1, QA, QB, SCALE, len(text), zlib.crc32(body),
+        len(body) - len(text))
+    assert len(header) == 64 and len(body) - len(text) == 2 * (769 * n + buckets * (2 * n + 1))
+    path.write_bytes(header + body)
+    return path
+
+
+def random_net(n, seed, out_range, buckets=1):
     rng = np.random.default_rng(seed)
     return (
         rng.integers(-60, 61, size=(768, n)),
         rng.integers(-40, 121, size=n),
-        rng.integers(-out_range, out_range + 1, size=2 * n),
-        int(rng.integers(-3000, 3001)),
+        rng.integers(-out_range, out_range + 1, size=buckets * 2 * n),
+        rng.integers(-3000, 3001, size=buckets),
     )
 
 
@@ -62,10 +87,16 @@ def features(board, perspective):
     return out
 
 
+def output_bucket(board, buckets):
+    """bullet's MaterialCount<B>: (pieces - 2) // ceil(32 / B), at most B - 1."""
+    pieces = len(board.piece_map())
+    return min((pieces - 2) // -(-32 // buckets), buckets - 1)
+
+
 def reference(fen, net):
     """The formula, in Python integers."""
     ft_weights, ft_bias, out_weights, out_bias = net
-    n = len(ft_bias)
+    n, buckets = len(ft_bias), len(out_bias)
     board = chess.Board(fen)
     acc = {}
     for perspective in (chess.WHITE, chess.BLACK):
@@ -75,13 +106,15 @@ def reference(fen, net):
         assert all(-32768 <= x < 32768 for x in a), "the test's weights keep i16"
         acc[perspective] = a
     stm, nstm = acc[board.turn], acc[not board.turn]
+    bucket = output_bucket(board, buckets)
+    weights = out_weights[bucket * 2 * n:(bucket + 1) * 2 * n]
     total = 0
-    for values, weights in ((stm, out_weights[:n]), (nstm, out_weights[n:])):
-        for x, w in zip(values, weights):
+    for values, half in ((stm, weights[:n]), (nstm, weights[n:])):
+        for x, w in zip(values, half):
             v = min(max(x, 0), QA)
             total += v * v * int(w)
     assert -(2**31) <= total < 2**31, "the test's weights keep the i32 sum"
-    return truncating_div((truncating_div(total, QA) + out_bias) * SCALE, QA * QB)
+    return truncating_div((truncating_div(total, QA) + int(out_bias[bucket])) * SCALE, QA * QB)
 
 
 def positions(count, seed):
@@ -101,13 +134,40 @@ def positions(count, seed):
     return fens
 
 
+def thinned_positions(count, seed):
+    """Positions of every size, 4 to 32 pieces, for output buckets: random game positions
+    with random pieces other than kings taken off, a pawn of each side kept (so no exact
+    rule applies), legal and not over."""
+    rng = random.Random(seed)
+    fens = []
+    for fen in positions(count * 4, seed):
+        if len(fens) == count:
+            break
+        board = chess.Board(fen)
+        pieces = [sq for sq, p in board.piece_map().items() if p.piece_type != chess.KING]
+        rng.shuffle(pieces)
+        keep = {next(sq for sq in pieces if board.piece_at(sq) == chess.Piece(chess.PAWN, c))
+                for c in chess.COLORS}
+        for square in pieces[:rng.randrange(len(pieces))]:
+            if square not in keep:
+                board.remove_piece_at(square)
+        board.clear_stack()
+        if board.is_valid() and not board.is_game_over():
+            fens.append(board.fen())
+    assert len(fens) == count
+    return fens
+
+
 CASES = [
     # (width, output weight range, padded): small output weights (|w| <= 127, the kernels'
-    # multiply-first path) and larger ones (widened first), unpadded and padded files.
+    # multiply-first path) and larger ones (widened first), unpadded and padded files; 48,
+    # a width the kernels pad to whole 32-value chunks inside.
     (32, 127, False),
     (64, 127, True),
     (32, 400, False),
     (64, 127, False),
+    (48, 127, True),
+    (48, 400, False),
 ]
 
 
@@ -148,6 +208,32 @@ def test_a_hand_written_bullet_network_gives_the_formulas_values(tmp_path, cli, 
     )
 
 
+@pytest.mark.parametrize("n, buckets, out_range", [(48, 8, 127), (64, 8, 400), (32, 3, 127)])
+def test_a_hand_written_bucketed_network_gives_the_formulas_values(tmp_path, cli, n, buckets, out_range):
+    """Output buckets ([B][2N] output weights, B biases) in pawnstorm's layout, written and
+    evaluated here from docs/NNUE.md alone, on positions of every piece count."""
+    net = random_net(n, seed=n * buckets + out_range, out_range=out_range, buckets=buckets)
+    path = write_pawnstorm(tmp_path / "bucketed.nnue", *net)
+    fens = thinned_positions(160, seed=n + buckets)
+    used = {output_bucket(chess.Board(fen), buckets) for fen in fens}
+    assert used == set(range(buckets)), f"every bucket is read: {sorted(used)}"
+    stm = np.array([reference(fen, net) for fen in fens], dtype=np.int32)
+    assert len(set(stm.tolist())) > 100
+    black = np.array([chess.Board(fen).turn == chess.BLACK for fen in fens])
+    white = np.where(black, -stm, stm)
+    epd = tmp_path / "positions.epd"
+    epd.write_text("\n".join(fens) + "\n")
+    out = tmp_path / "scores.npy"
+    cli("eval", epd, "--eval", "nnue", "--net", path, "--pov", "stm", "-o", out)
+    np.testing.assert_array_equal(np.load(out), stm)
+    db_path = tmp_path / "positions.psdb"
+    cli("import", epd, "-o", db_path)
+    db = pawnstorm.Database(db_path)
+    for scalar in (False, True):
+        np.testing.assert_array_equal(db.evaluate(net=path, scalar=scalar), white)
+    np.testing.assert_array_equal(pawnstorm.evaluate_fens(fens, eval="nnue", net=str(path)), white)
+
+
 def test_bad_network_files_are_refused_with_the_reason(tmp_path, cli):
     net = random_net(32, seed=1, out_range=127)
     good = write_raw(tmp_path / "good.bin", *net)
@@ -179,10 +265,7 @@ def test_bad_network_files_are_refused_with_the_reason(tmp_path, cli):
         db.evaluate(eval="nn", net=good)
     with pytest.raises(ValueError, match="net is the network of eval='nnue'"):
         db.evaluate(eval="hce", net=good)
-    # Without a file, the compiled-in network, or a clear error when there is none.
-    try:
-        scores = db.evaluate(eval="nnue")
-    except pawnstorm.PawnstormError as error:
-        assert "no network is compiled into this build" in str(error)
-    else:
-        assert scores.shape == (len(db),)
+    # Without a file, the compiled-in network (one always is): nets/default.nnue.
+    scores = db.evaluate(eval="nnue")
+    assert scores.shape == (len(db),)
+    assert np.array_equal(scores, db.evaluate(eval="nnue", net=ROOT / "nets" / "default.nnue"))

@@ -64,18 +64,17 @@ pub fn default_network() -> Result<std::sync::Arc<Network>, String> {
     static DEFAULT: std::sync::OnceLock<Result<std::sync::Arc<Network>, String>> =
         std::sync::OnceLock::new();
     DEFAULT
-        .get_or_init(|| match EMBEDDED {
-            Some(bytes) => Network::from_bytes(bytes, "the compiled-in network")
+        .get_or_init(|| {
+            Network::from_bytes(EMBEDDED, "the compiled-in network")
                 .map(std::sync::Arc::new)
-                .map_err(|e| e.to_string()),
-            None => Err("no network is compiled into this build: give one as a file".to_string()),
+                .map_err(|e| e.to_string())
         })
         .clone()
 }
 
 /// The compiled-in network's bytes: `nets/default.nnue`, made by `scripts/train-net.sh`
 /// (its provenance is in the file: `pawnstorm info --net`).
-const EMBEDDED: Option<&[u8]> = Some(include_bytes!("../../nets/default.nnue"));
+const EMBEDDED: &[u8] = include_bytes!("../../nets/default.nnue");
 
 /// A position's piece boards as the network reads them: colour × 6 + type, White first.
 #[inline]
