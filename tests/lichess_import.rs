@@ -363,6 +363,45 @@ fn filters_drop_games_and_count_them_by_filter() {
     assert_eq!(all[20].labels.score, None);
 }
 
+/// `--date` reads a game's `UTCDate` tag, and its `Date` tag where it has no `UTCDate`; a
+/// game with neither has an unknown date and is dropped. Each game's `WhiteElo` marks it.
+#[test]
+fn date_filter_falls_back_to_the_date_tag() {
+    let dir = tempfile::tempdir().unwrap();
+    let dated = |marker: u16, utc: Option<&str>, date: Option<&str>| {
+        let mut tags = format!("[Event \"x\"]\n[Result \"1/2-1/2\"]\n[WhiteElo \"{marker}\"]\n");
+        if let Some(utc) = utc {
+            tags.push_str(&format!("[UTCDate \"{utc}\"]\n"));
+        }
+        if let Some(date) = date {
+            tags.push_str(&format!("[Date \"{date}\"]\n"));
+        }
+        format!("{tags}\n1. d4 d5 2. c4 1/2-1/2\n\n")
+    };
+    let games = [
+        dated(1, Some("2024.01.15"), None), // kept: UTCDate inside
+        dated(2, None, Some("2024.01.20")), // kept: Date, no UTCDate
+        dated(3, None, Some("2023.06.01")), // dropped: Date outside
+        dated(4, Some("2023.12.31"), Some("2024.01.10")), // dropped: UTCDate first
+        dated(5, Some("2024.01.05"), Some("2023.01.01")), // kept: UTCDate first
+        dated(6, None, None),               // dropped: no date
+    ]
+    .concat();
+    let (kept, summary) = import_pgn(
+        dir.path(),
+        "dated.pgn",
+        &games,
+        &["--date", "2024.01.01..2024.01.31"],
+    );
+    assert!(
+        summary.contains("from 3 games, dropped 3 games (3 --date)"),
+        "{summary}"
+    );
+    let mut markers: Vec<u16> = kept.iter().filter_map(|r| r.labels.white_elo).collect();
+    markers.dedup();
+    assert_eq!(markers, [1, 2, 5]);
+}
+
 #[test]
 fn a_bad_eval_comment_rejects_its_game_with_the_line() {
     let dir = tempfile::tempdir().unwrap();
