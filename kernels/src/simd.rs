@@ -77,16 +77,20 @@ impl Level {
         Level::ALL.into_iter().filter(|l| l.supported()).collect()
     }
 
-    /// The widest lanes that fit one register: eight with AVX-512, four elsewhere (on AVX2
-    /// an 8-lane value takes two registers, and code with many live values, like the
-    /// evaluation, spills). The batch kernels are compiled for this width and for one lane
-    /// at each level, and for no other: each further pair was another copy of every kernel
-    /// (the evaluation among them) in every build, run by the tests alone.
+    /// The lanes the batch kernels run at this level: eight with AVX-512 (one register),
+    /// four with AVX2 (an 8-lane value would take two registers, and code with many live
+    /// values, like the evaluation, spills), one below on x86-64 (no 64-bit vector
+    /// popcount: the portable four lanes were scalar code four times over) and the
+    /// portable four elsewhere (aarch64's NEON). The batch kernels are compiled for this
+    /// width at each level, and for one lane once (the reference), and for nothing else:
+    /// each further pair was another copy of every kernel (the evaluation among them) in
+    /// every build, run by the tests alone (issue 54).
     pub fn native_width(self) -> Width {
-        if self == Level::Avx512 {
-            Width::Eight
-        } else {
-            Width::Four
+        match self {
+            Level::Avx512 => Width::Eight,
+            Level::Avx2 => Width::Four,
+            _ if cfg!(all(target_arch = "x86_64", not(pawnstorm_fuzz))) => Width::One,
+            _ => Width::Four,
         }
     }
 }
@@ -132,7 +136,9 @@ impl Path {
             .then_some(Path { level, width })
     }
 
-    /// One position at a time at the process's level: the reference of the batch code.
+    /// One position at a time: the reference of the batch code. Its level is the
+    /// process's, which [`dispatch_level`] uses; [`dispatch`] runs one lane with the
+    /// architecture's baseline instructions whatever the level.
     pub fn scalar() -> Path {
         Path {
             level: level(),
@@ -150,13 +156,17 @@ impl Path {
         }
     }
 
-    /// Every path this CPU can run: each level it has, one lane and native width. What
-    /// the tests hold to each other.
+    /// Every distinct path this CPU can run: one lane (the reference), then each level it
+    /// has at its native width where that is other code. What the tests hold to each other.
     pub fn every() -> Vec<Path> {
-        Level::available()
+        let native = Level::available()
             .into_iter()
-            .flat_map(|level| [Width::One, level.native_width()].map(|width| Path { level, width }))
-            .collect()
+            .map(|level| Path {
+                level,
+                width: level.native_width(),
+            })
+            .filter(|path| path.width != Width::One || path.level == Level::Sse4);
+        std::iter::once(Path::scalar()).chain(native).collect()
     }
 
     /// The path's level.
@@ -176,8 +186,10 @@ impl Path {
 
     /// A name for summaries, e.g. `SIMD 8 x u64, avx512 (VPOPCNTDQ popcount)`.
     pub fn describe(self) -> String {
-        if self.width == Width::One {
-            return format!("scalar (1 x u64, {})", self.level.name());
+        match (self.level, self.width) {
+            (Level::Sse4, Width::One) => return "scalar (1 x u64), sse4 (POPCNT)".to_string(),
+            (_, Width::One) => return "scalar (1 x u64)".to_string(),
+            _ => {}
         }
         let how = match (self.level, self.width) {
             (Level::Avx512, _) => "VPOPCNTDQ popcount",
@@ -227,7 +239,6 @@ pub fn dispatch<F: LanesFn>(path: Path, kernel: F) -> F::Output {
     // Every constructor of Path checks the level against the CPU (its fields are private),
     // so release builds do not repeat the check on each call.
     debug_assert!(path.level.supported(), "{path:?} is above this CPU's level");
-    let one = path.width == Width::One;
     // The fuzz build (scripts/fuzz: sanitizer coverage, ASan, overflow checks) compiles the
     // portable lanes only: every kernel compiled four times over under that
     // instrumentation took rustc more than half an hour. The fuzz targets are after the
@@ -236,17 +247,22 @@ pub fn dispatch<F: LanesFn>(path: Path, kernel: F) -> F::Output {
     {
         // SAFETY: the CPU has the level's instruction sets (checked when `path` was made).
         unsafe {
-            match path.level {
-                Level::Avx512 => x86::avx512(Lanes512(one, kernel)),
-                Level::Avx2 => x86::avx2(Lanes256(one, kernel)),
-                Level::Sse4 => x86::sse4(Portable(one, kernel)),
-                Level::Scalar => Portable(one, kernel).call(),
+            match (path.level, path.width) {
+                (Level::Avx512, Width::Eight) => x86::avx512(Lanes512(kernel)),
+                (Level::Avx2, Width::Four) => x86::avx2(Lanes256(kernel)),
+                (Level::Sse4, _) => x86::sse4(OneLane(kernel)),
+                // One lane (the reference at the higher levels: compiled once, for the
+                // baseline, rather than once per level), and the Scalar level's own.
+                _ => kernel.call::<u64>(),
             }
         }
     }
     #[cfg(any(not(target_arch = "x86_64"), pawnstorm_fuzz))]
     {
-        Portable(one, kernel).call()
+        match path.width {
+            Width::One => kernel.call::<u64>(),
+            _ => kernel.call::<crate::lanes::portable::P4>(),
+        }
     }
 }
 
@@ -272,49 +288,39 @@ pub fn dispatch_level<F: LevelFn>(path: Path, code: F) -> F::Output {
     }
 }
 
-/// A [`LanesFn`] on one lane or the portable four, as a [`LevelFn`].
-struct Portable<F>(bool, F);
-impl<F: LanesFn> LevelFn for Portable<F> {
+/// A [`LanesFn`] on one lane, as a [`LevelFn`].
+#[cfg(all(target_arch = "x86_64", not(pawnstorm_fuzz)))]
+struct OneLane<F>(F);
+#[cfg(all(target_arch = "x86_64", not(pawnstorm_fuzz)))]
+impl<F: LanesFn> LevelFn for OneLane<F> {
     type Output = F::Output;
     #[inline(always)]
     fn call(self) -> F::Output {
-        if self.0 {
-            self.1.call::<u64>()
-        } else {
-            self.1.call::<crate::lanes::portable::P4>()
-        }
+        self.0.call::<u64>()
     }
 }
 
-/// A [`LanesFn`] on one lane or AVX2's four, as a [`LevelFn`].
+/// A [`LanesFn`] on AVX2's four lanes, as a [`LevelFn`].
 #[cfg(all(target_arch = "x86_64", not(pawnstorm_fuzz)))]
-struct Lanes256<F>(bool, F);
+struct Lanes256<F>(F);
 #[cfg(all(target_arch = "x86_64", not(pawnstorm_fuzz)))]
 impl<F: LanesFn> LevelFn for Lanes256<F> {
     type Output = F::Output;
     #[inline(always)]
     fn call(self) -> F::Output {
-        if self.0 {
-            self.1.call::<u64>()
-        } else {
-            self.1.call::<crate::lanes::x86::Avx2x4>()
-        }
+        self.0.call::<crate::lanes::x86::Avx2x4>()
     }
 }
 
-/// A [`LanesFn`] on one lane or AVX-512's eight, as a [`LevelFn`].
+/// A [`LanesFn`] on AVX-512's eight lanes, as a [`LevelFn`].
 #[cfg(all(target_arch = "x86_64", not(pawnstorm_fuzz)))]
-struct Lanes512<F>(bool, F);
+struct Lanes512<F>(F);
 #[cfg(all(target_arch = "x86_64", not(pawnstorm_fuzz)))]
 impl<F: LanesFn> LevelFn for Lanes512<F> {
     type Output = F::Output;
     #[inline(always)]
     fn call(self) -> F::Output {
-        if self.0 {
-            self.1.call::<u64>()
-        } else {
-            self.1.call::<crate::lanes::x86::Avx512x8>()
-        }
+        self.0.call::<crate::lanes::x86::Avx512x8>()
     }
 }
 
@@ -588,14 +594,27 @@ mod tests {
         for level in Level::ALL {
             assert_eq!(Path::new(level, Width::One).is_some(), level <= detected);
         }
-        assert_eq!(Path::every().len(), 2 * Level::available().len());
         for level in Level::available() {
             let widths: Vec<Width> = Width::ALL
                 .into_iter()
                 .filter(|&w| Path::new(level, w).is_some())
                 .collect();
-            assert_eq!(widths, [Width::One, level.native_width()]);
+            let mut expected = vec![Width::One, level.native_width()];
+            expected.dedup();
+            assert_eq!(widths, expected);
         }
+        // The reference first, then no path twice (one lane below AVX2 on x86-64 is the
+        // reference's code but at SSE4.2, which has POPCNT).
+        let every = Path::every();
+        assert_eq!(every[0], Path::scalar());
+        let distinct: std::collections::HashSet<(Level, Width)> = every
+            .iter()
+            .map(|p| match p.width() {
+                Width::One if p.level() != Level::Sse4 => (Level::Scalar, Width::One),
+                w => (p.level(), w),
+            })
+            .collect();
+        assert_eq!(distinct.len(), every.len());
         assert!(Path::native().level() <= detected);
     }
 }
