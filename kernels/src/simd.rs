@@ -165,7 +165,9 @@ impl Path {
                 level,
                 width: level.native_width(),
             })
-            .filter(|path| path.width != Width::One || path.level == Level::Sse4);
+            .filter(|path| {
+                (path.width != Width::One || path.level == Level::Sse4) && *path != Path::scalar()
+            });
         std::iter::once(Path::scalar()).chain(native).collect()
     }
 
