@@ -213,7 +213,7 @@ fn texel_labels_are_read_from_c9() {
     assert_eq!(counts, [19_511, 16_424, 27_758]);
 }
 
-/// What shakmaty rejects and pawnstorm reads on purpose (README, "FEN is read strictly"):
+/// What shakmaty rejects and pawnstorm reads on purpose (docs/CLI.md, "FEN is read strictly"):
 /// pawnstorm checks what its own code relies on (one king a side, pawns off the back ranks,
 /// at most 16 pieces a side, castling rights with their king and rook, a possible
 /// en-passant square, the side not to move out of check), not whether a game could reach

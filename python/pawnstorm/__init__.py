@@ -761,7 +761,7 @@ class Loader:
     through a buffer of ``shuffle_buffer`` positions (32 bytes each); the same ``seed``
     gives the same batches, epoch by epoch (epoch ``e`` uses the seed mixed with ``e``),
     whatever ``threads``. Memory is the shuffle buffer plus two batches per thread (plus
-    ``unique``'s set). Filters are those of ``pawnstorm export`` and ``features`` (README,
+    ``unique``'s set). Filters are those of ``pawnstorm export`` and ``features`` (docs/CLI.md,
     "Filters"): ``skip_check``, ``skip_capture``, ``skip_plies``, ``max_score``,
     ``random_skip``, ``wdl_skip``, ``piece_skip`` (True, ``"Y0,Y16,Y32"`` or three numbers),
     ``unique``, ``drop_mates``, ``require_score``, ``require_result``, ``quiet_only``,
