@@ -389,7 +389,7 @@ fn load_block(
             } else {
                 filters::Row::of_block(block, row)
             };
-            view.draw = crate::export::skips::draw_key(source, 0, first + row as u64);
+            view.draw = crate::export::random::draw_key(source, 0, first + row as u64);
             let board = || block.record(row).ok().map(|r| Board::new(r.position));
             if let Some(reason) = options.filter.check(&view, board, evaluator.as_mut()) {
                 counts.filtered.add(reason);
