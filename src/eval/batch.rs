@@ -8,7 +8,7 @@ use pawnstorm_kernels::Lanes;
 use pawnstorm_kernels::simd::{LanesFn, dispatch};
 use rayon::prelude::*;
 
-use super::endgame::{self, Finished, PositionBoards};
+use super::endgame::{self, Finished};
 use super::lanes_finish::finish_lanes;
 use super::terms::{Boards, PerTerm, Sink, Term, Total, all_terms};
 use super::weights::Prepared;
@@ -43,15 +43,6 @@ pub fn rule_code(rule: endgame::Rule) -> i32 {
         endgame::Rule::Kpk => 2,
         endgame::Rule::Kbnk => 3,
         endgame::Rule::Kxk => 4,
-    }
-}
-
-/// The boards of row `row` of `block`, as the special endgames and the coefficients read them.
-pub(crate) fn row_boards(block: &Block<'_>, row: usize) -> PositionBoards {
-    PositionBoards {
-        pieces: block.pieces.map(|c| c[row].0),
-        colors: block.colors.map(|c| c[row].0),
-        black_to_move: block.side_to_move[row] != 0,
     }
 }
 
@@ -122,7 +113,7 @@ fn finish_each<L: Lanes>(
             eg[lane] as i32,
             phase[lane],
             signature[lane],
-            || row_boards(block, row + lane),
+            || block.boards(row + lane),
         );
         each(lane, finished);
     }

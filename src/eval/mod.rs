@@ -19,11 +19,10 @@ pub mod weights;
 
 use std::sync::LazyLock;
 
-use pawnstorm_kernels::Color;
 use pawnstorm_kernels::simd::{self, LevelFn};
 
-use crate::position::board::{PieceType, Position};
-use endgame::{Finished, PositionBoards};
+use crate::position::board::{Position, PositionBoards};
+use endgame::Finished;
 use pawn_hash::{PawnEval, PawnTable};
 use terms::{Boards, PerTerm, Term, Total, all_terms, pawn_terms, piece_terms};
 pub use weights::{Prepared, Weight, Weights};
@@ -33,15 +32,6 @@ static DEFAULT_WEIGHTS: LazyLock<Prepared> = LazyLock::new(Prepared::default);
 /// The compiled-in weights, prepared.
 pub fn default_weights() -> &'static Prepared {
     &DEFAULT_WEIGHTS
-}
-
-#[inline(always)]
-pub(crate) fn position_boards(position: &Position) -> PositionBoards {
-    PositionBoards {
-        pieces: PieceType::ALL.map(|kind| position.piece_type(kind).0),
-        colors: Color::ALL.map(|color| position.color(color).0),
-        black_to_move: position.side_to_move() == Color::Black,
-    }
 }
 
 #[inline(always)]
@@ -60,12 +50,12 @@ pub fn evaluate(position: &Position) -> i32 {
 
 /// The score of `position` with `prepared` weights, White's point of view.
 pub fn evaluate_with(prepared: &Prepared, position: &Position) -> i32 {
-    evaluate_boards(prepared, &position_boards(position))
+    evaluate_boards(prepared, &position.boards())
 }
 
 /// The score of the position `boards` hold with `prepared` weights, White's point of view
 /// (for callers that hold boards, not positions: the network trainer's comparison).
-pub fn evaluate_boards(prepared: &Prepared, boards: &endgame::PositionBoards) -> i32 {
+pub fn evaluate_boards(prepared: &Prepared, boards: &PositionBoards) -> i32 {
     let boards = *boards;
     let lanes = lane_boards(&boards);
     let mut total = Total::<u64>::new();
@@ -102,7 +92,7 @@ impl Breakdown {
 
 /// The breakdown of `position` with `prepared` weights.
 pub fn breakdown(prepared: &Prepared, position: &Position) -> Breakdown {
-    let boards = position_boards(position);
+    let boards = position.boards();
     let lanes = lane_boards(&boards);
     let mut terms = PerTerm::<u64>::new();
     let meta = all_terms(prepared, &lanes, &mut terms);
@@ -214,7 +204,7 @@ impl Evaluator {
 
     #[inline(always)]
     fn evaluate_keyed_here(&mut self, position: &Position, pawn_key: u64) -> i32 {
-        let boards = position_boards(position);
+        let boards = position.boards();
         let lanes = lane_boards(&boards);
         let prepared = &self.prepared;
         let pawns = self.pawns.probe(

@@ -17,9 +17,9 @@ use pawnstorm_kernels::setwise::{bishop_attacks, king_attacks, knight_attacks, r
 use crate::db::Block;
 use crate::eval::Evaluator;
 use crate::eval::Prepared;
-use crate::eval::endgame::PositionBoards;
 use crate::export::random::{Rule, draw_key, uniform};
 use crate::movegen::{Board, MoveList, captures};
+use crate::position::board::PositionBoards;
 use crate::position::labels::Record;
 use crate::position::score::MATE_BOUND;
 
@@ -188,7 +188,7 @@ impl Row {
     pub fn of_block(block: &Block<'_>, row: usize) -> Row {
         use crate::db::{NO_PLY, NO_RESULT, NO_SCORE};
         Row {
-            boards: crate::eval::batch::row_boards(block, row),
+            boards: block.boards(row),
             result: block.result.map(|c| c[row]).filter(|&r| r != NO_RESULT),
             score: block.score.map(|c| c[row]).filter(|&s| s != NO_SCORE),
             ply: block.ply.map(|c| c[row]).filter(|&p| p != NO_PLY),
@@ -214,7 +214,7 @@ impl Row {
     pub fn of_record(record: &Record) -> Row {
         let p = &record.position;
         Row {
-            boards: crate::eval::position_boards(p),
+            boards: p.boards(),
             result: record.labels.result.map(|r| r.to_i8()),
             score: record.labels.score,
             ply: record.labels.ply,
@@ -237,7 +237,7 @@ impl Row {
                 (next.labels.game_id, next.labels.ply),
             )
         {
-            self.played = Played::Next(crate::eval::position_boards(&next.position));
+            self.played = Played::Next(next.position.boards());
         }
         self
     }
@@ -344,7 +344,7 @@ fn played_in_block<'a>(
     let this = labels(games, plies, row);
     if row + 1 < block.len {
         if same_game_next(this, labels(games, plies, row + 1)) {
-            return Played::Next(crate::eval::batch::row_boards(block, row + 1));
+            return Played::Next(block.boards(row + 1));
         }
         return Played::Unknown;
     }
@@ -362,7 +362,7 @@ fn played_in_block<'a>(
                     ),
                 ) =>
         {
-            Played::Next(crate::eval::batch::row_boards(&following, 0))
+            Played::Next(following.boards(0))
         }
         _ => Played::Unknown,
     }
@@ -596,7 +596,7 @@ mod tests {
     }
 
     fn boards(fen: &str) -> PositionBoards {
-        crate::eval::position_boards(&crate::position::fen::parse_fen(fen).unwrap())
+        crate::position::fen::parse_fen(fen).unwrap().boards()
     }
 
     fn code(uci: &str) -> u16 {

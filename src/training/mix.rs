@@ -546,7 +546,7 @@ fn decide<T: Item>(
             draw,
             result: record.labels.result.map(|r| r.to_i8()),
             pieces: {
-                let b = crate::eval::position_boards(&record.position);
+                let b = record.position.boards();
                 (b.colors[0] | b.colors[1]).count_ones() as u8
             },
         };

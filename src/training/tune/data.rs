@@ -13,7 +13,6 @@ use rayon::prelude::*;
 
 use super::{Rng, mix};
 use crate::db::{Block, Database, DbError, NO_GAME, NO_RESULT, NO_SCORE};
-use crate::eval::batch::row_boards;
 use crate::eval::coefficients::{Extras, for_each_counted};
 use crate::eval::endgame::Rule;
 use crate::eval::features::Path;
@@ -450,7 +449,7 @@ fn counted<L: Lanes>(
     counts: &mut LoadCounts,
 ) -> (Positions, Positions) {
     let (mut train, mut held) = (Positions::default(), Positions::default());
-    let boards_of = |&(row, _, _): &(usize, i8, i32)| row_boards(block, row);
+    let boards_of = |&(row, _, _): &(usize, i8, i32)| block.boards(row);
     for_each_counted::<L, _>(prepared, kept, boards_of, |i, row_counts, extras, _| {
         let (row, result, score) = kept[i];
         if extras.rule != Rule::Terms {
