@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use pawnstorm::db::{Columns, Database, DbWriter};
-use pawnstorm::eval::columns::{BoardColumns, Scorer, board_scores, fen_scores};
+use pawnstorm::scoring::columns::{BoardColumns, Scorer, board_scores, fen_scores};
 use pawnstorm::movegen::{Board, MoveList, legal_moves};
 use pawnstorm::nnue::simd::Level;
 use pawnstorm::nnue::{self, Network, NnueEvaluator, bulk};

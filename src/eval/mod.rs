@@ -6,7 +6,6 @@
 
 pub mod batch;
 pub mod coefficients;
-pub mod columns;
 pub mod endgame;
 pub mod features;
 mod kpk;
@@ -109,15 +108,12 @@ pub fn breakdown(prepared: &Prepared, position: &Position) -> Breakdown {
 }
 
 /// The evaluation as the search uses it: the default or given weights and a pawn hash table.
-/// Its scores equal [`evaluate_with`]'s; the table only saves work.
-///
-/// With a network ([`Evaluator::set_network`]) the search's evaluation
-/// ([`Evaluator::evaluate_at`]) is the network's instead, its accumulators kept per ply.
+/// Its scores equal [`evaluate_with`]'s; the table only saves work. (The search's choice
+/// between it and the network is `engine::search::SearchEvaluator`'s.)
 #[derive(Clone, Debug)]
 pub struct Evaluator {
     prepared: Prepared,
     pawns: PawnTable,
-    nnue: Option<crate::nnue::NnueEvaluator>,
 }
 
 impl Evaluator {
@@ -126,36 +122,6 @@ impl Evaluator {
         Evaluator {
             prepared,
             pawns: PawnTable::new(pawn_entries),
-            nnue: None,
-        }
-    }
-
-    /// Evaluates with `network` from now on (`None`: the hand-crafted terms).
-    pub fn set_network(&mut self, network: Option<std::sync::Arc<crate::nnue::Network>>) {
-        self.nnue = network.map(crate::nnue::NnueEvaluator::new);
-    }
-
-    pub fn network(&self) -> Option<&std::sync::Arc<crate::nnue::Network>> {
-        self.nnue.as_ref().map(|n| n.network())
-    }
-
-    /// How the network's accumulators were found so far, with a network.
-    pub fn accumulator_stats(&self) -> Option<crate::nnue::accumulator::AccumulatorStats> {
-        self.nnue.as_ref().map(|n| n.stats())
-    }
-
-    /// The search's evaluation of `position` at `ply`, White's point of view: the network's
-    /// (with the exact endgame rules) if there is one, else the terms'.
-    #[inline]
-    pub fn evaluate_at(&mut self, position: &Position, pawn_key: u64, ply: usize) -> i32 {
-        match &mut self.nnue {
-            Some(nnue) => {
-                let boards = crate::nnue::boards_of(position);
-                let black = position.side_to_move() == pawnstorm_kernels::Color::Black;
-                let score = nnue.score(&boards, black, ply);
-                if black { -score } else { score }
-            }
-            None => self.evaluate_keyed(position, pawn_key),
         }
     }
 
