@@ -10,7 +10,6 @@ pub mod network;
 pub mod simd;
 #[cfg(test)]
 mod tests;
-pub mod train;
 
 pub use accumulator::{Accumulators, NnueEvaluator};
 pub use network::{NetError, Network};
