@@ -10,10 +10,10 @@ use std::path::{Path as FsPath, PathBuf};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use memmap2::MmapMut;
 use pawnstorm::db::Database;
-use pawnstorm::eval::batch::ScoreTable;
 use pawnstorm::eval::default_weights;
 use pawnstorm::eval::features::{MaskTable, Path};
 use pawnstorm::io::table::{TableSource, TableWriter};
+use pawnstorm::scoring::ScoreTable;
 use rayon::prelude::*;
 
 mod common;

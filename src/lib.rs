@@ -14,6 +14,7 @@ pub mod movegen;
 pub mod nnue;
 pub mod pictures;
 pub mod position;
+pub mod scoring;
 pub mod training;
 
 pub use pawnstorm_kernels::{Bitboard, Color, File, Rank, Square};

@@ -6,9 +6,7 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-use assert_cmd::prelude::*;
 use pawnstorm::db::Database;
 use pawnstorm::position::labels::{GameResult, Record, move_from_uci};
 use sfbinpack::chess::coords::Square as SfSquare;
@@ -18,26 +16,7 @@ use sfbinpack::chess::piecetype::PieceType as SfPieceType;
 use sfbinpack::chess::position::Position as SfPosition;
 use sfbinpack::{CompressedTrainingDataEntryWriter, TrainingDataEntry};
 
-use common::{fixture, read_fixture};
-
-fn pawnstorm(args: &[&str]) -> Output {
-    Command::cargo_bin("pawnstorm")
-        .expect("binary built")
-        .args(args)
-        .output()
-        .expect("runs")
-}
-
-fn ok(args: &[&str]) -> String {
-    let output = pawnstorm(args);
-    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
-    assert!(output.status.success(), "{args:?}: {stderr}");
-    stderr
-}
-
-fn s(path: &Path) -> &str {
-    path.to_str().unwrap()
-}
+use common::{fixture, ok, pawnstorm, read_fixture, s};
 
 fn records(db: &Path) -> Vec<Record> {
     let db = Database::open(db).unwrap();

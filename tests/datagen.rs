@@ -6,9 +6,7 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Command, Output};
 
-use assert_cmd::prelude::*;
 use pawnstorm::db::Database;
 use pawnstorm::movegen::Board;
 use pawnstorm::position::board::Position;
@@ -21,32 +19,7 @@ use shakmaty::zobrist::Zobrist64;
 use shakmaty::{Chess, EnPassantMode, Position as _};
 use shakmaty_syzygy::{Tablebase, Wdl};
 
-use common::{fixture, psdb_contents};
-
-fn pawnstorm(args: &[&str]) -> Output {
-    Command::cargo_bin("pawnstorm")
-        .expect("binary built")
-        .args(args)
-        .output()
-        .expect("runs")
-}
-
-fn ok(args: &[&str]) -> String {
-    let output = pawnstorm(args);
-    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
-    assert!(output.status.success(), "{args:?}: {stderr}");
-    stderr
-}
-
-fn fails(args: &[&str]) -> String {
-    let output = pawnstorm(args);
-    assert!(!output.status.success(), "{args:?} should fail");
-    String::from_utf8_lossy(&output.stderr).to_string()
-}
-
-fn s(path: &Path) -> &str {
-    path.to_str().unwrap()
-}
+use common::{fails, fixture, ok, pawnstorm, psdb_contents, s};
 
 fn records(path: &Path) -> Vec<Record> {
     let db = Database::open(path).unwrap();

@@ -5,21 +5,11 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Output};
 
-use assert_cmd::prelude::*;
 use pawnstorm::eval::evaluate;
 use pawnstorm::position::labels::parse_line;
 
-use common::fixture;
-
-fn pawnstorm(args: &[&str]) -> Output {
-    Command::cargo_bin("pawnstorm")
-        .expect("binary built")
-        .args(args)
-        .output()
-        .expect("runs")
-}
+use common::{fails, fixture, npy_scores, pawnstorm};
 
 fn run(args: &[&str]) -> (String, String) {
     let output = pawnstorm(args);
@@ -27,12 +17,6 @@ fn run(args: &[&str]) -> (String, String) {
     let stderr = String::from_utf8_lossy(&output.stderr).to_string();
     assert!(output.status.success(), "{args:?} failed: {stderr}");
     (stdout, stderr)
-}
-
-fn fails(args: &[&str]) -> String {
-    let output = pawnstorm(args);
-    assert!(!output.status.success(), "{args:?} should fail");
-    String::from_utf8_lossy(&output.stderr).to_string()
 }
 
 /// (score of each CSV row) after checking the header and the index column.
@@ -47,19 +31,6 @@ fn csv_scores(path: &Path) -> Vec<i32> {
             assert_eq!(index.parse::<usize>().unwrap(), i);
             score.parse().unwrap()
         })
-        .collect()
-}
-
-/// A plain int32 .npy: header, then little-endian values.
-fn npy_scores(path: &Path) -> Vec<i32> {
-    let bytes = std::fs::read(path).expect("npy written");
-    assert_eq!(&bytes[..8], b"\x93NUMPY\x01\x00");
-    let header_len = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
-    let header = std::str::from_utf8(&bytes[10..10 + header_len]).unwrap();
-    assert!(header.contains("'descr': '<i4'"), "{header}");
-    bytes[10 + header_len..]
-        .chunks_exact(4)
-        .map(|b| i32::from_le_bytes(b.try_into().unwrap()))
         .collect()
 }
 

@@ -1,4 +1,4 @@
-//! The evaluation of positions outside a DB (`eval::columns`, behind the Python package's
+//! The evaluation of positions outside a DB (`scoring::columns`, behind the Python package's
 //! `evaluate_boards` and `evaluate_fens`) gives the DB pass's scores: over a DB's own
 //! block columns cut into runs of every awkward length, and over the positions' FENs.
 
@@ -7,9 +7,9 @@ mod common;
 use pawnstorm::Bitboard;
 use pawnstorm::db::{Database, NO_SCORE};
 use pawnstorm::eval::batch::db_scores;
-use pawnstorm::eval::columns::{BoardColumns, Scorer, board_scores, fen_scores};
 use pawnstorm::eval::default_weights;
 use pawnstorm::eval::features::Path;
+use pawnstorm::scoring::columns::{BoardColumns, Scorer, board_scores, fen_scores};
 
 fn fixture_db(dir: &std::path::Path) -> Database {
     let path = dir.join("games.psdb");

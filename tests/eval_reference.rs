@@ -16,9 +16,10 @@
 mod common;
 
 use pawnstorm::Position;
-use pawnstorm::eval::endgame::{self, PositionBoards};
+use pawnstorm::eval::endgame;
 use pawnstorm::eval::terms::{SIGNATURE_BITS, Term};
 use pawnstorm::eval::{Prepared, Weight, Weights, breakdown, default_weights, evaluate};
+use pawnstorm::position::board::PositionBoards;
 use pawnstorm::{Color, PieceType, Square};
 
 use common::{Rng, board_fen, fixture_positions, random_square, test_stride};

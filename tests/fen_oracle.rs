@@ -10,15 +10,14 @@ mod common;
 use std::collections::HashMap;
 
 use pawnstorm::PositionError;
-use pawnstorm::movegen::{Board, Move};
+use pawnstorm::movegen::Board;
 use pawnstorm::position::epd;
 use pawnstorm::position::fen::{FenErrorKind, STARTPOS, parse_fen, write_fen};
 use pawnstorm::position::labels::parse_line;
 use shakmaty::fen::Fen;
-use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, EnPassantMode, Position as _, PositionErrorKinds};
 
-use common::{EPD_FIXTURES, Rng, board_fen, read_fixture};
+use common::{EPD_FIXTURES, Rng, board_fen, random_playout, read_fixture};
 
 fn fixture_lines(relative: &str) -> Vec<String> {
     read_fixture(relative)
@@ -26,47 +25,6 @@ fn fixture_lines(relative: &str) -> Vec<String> {
         .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
         .map(str::to_string)
         .collect()
-}
-
-/// Plays random legal moves (shakmaty's) from `start` in shakmaty and in a `Board`, the
-/// move passed from one to the other as UCI text; compares the FENs after every move and
-/// calls `check` on every position on the way.
-fn random_playouts(
-    start: &str,
-    mode: CastlingMode,
-    games: usize,
-    rng: &mut Rng,
-    check: &mut dyn FnMut(&Chess),
-) -> usize {
-    let mut positions = 0;
-    for _ in 0..games {
-        let mut position: Chess = Fen::from_ascii(start.as_bytes())
-            .unwrap_or_else(|e| panic!("{start}: {e}"))
-            .into_position(mode)
-            .unwrap_or_else(|e| panic!("{start}: {e}"));
-        let mut board = Board::from_fen(start).unwrap_or_else(|e| panic!("{start}: {e}"));
-        let mut line = Vec::new();
-        for _ in 0..300 {
-            check(&position);
-            positions += 1;
-            let moves = position.legal_moves();
-            if moves.is_empty() {
-                break;
-            }
-            let mv = moves[rng.below(moves.len())];
-            let text = UciMove::from_move(mv, CastlingMode::Chess960).to_string();
-            line.push(text.clone());
-            let ours = Move::from_uci(&text, &board, true)
-                .unwrap_or_else(|e| panic!("{start} moves {line:?}: pawnstorm refuses: {e:?}"));
-            position.play_unchecked(mv);
-            board = board.play(ours);
-            // `Board` keeps an en-passant square when a pawn stands beside the pushed one,
-            // legal capture or not: shakmaty's `PseudoLegal`.
-            let theirs = Fen::from_position(&position, EnPassantMode::PseudoLegal).to_string();
-            assert_eq!(board.to_fen(), theirs, "{start} moves {line:?}");
-        }
-    }
-    positions
 }
 
 fn shakmaty_fen(position: &Chess) -> String {
@@ -77,7 +35,7 @@ fn shakmaty_fen(position: &Chess) -> String {
 fn random_playout_positions_round_trip_as_shakmaty_writes_them() {
     let mut rng = Rng(0x1234_5678_9abc_def1);
     let mut keys: HashMap<u64, String> = HashMap::new();
-    let mut check = |position: &Chess| {
+    let mut check = |_: &Board, position: &Chess| {
         let text = shakmaty_fen(position);
         let ours = parse_fen(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
         assert_eq!(write_fen(&ours), text);
@@ -87,7 +45,10 @@ fn random_playout_positions_round_trip_as_shakmaty_writes_them() {
         let previous = keys.entry(ours.zobrist()).or_insert(without_clocks.clone());
         assert_eq!(*previous, without_clocks, "Zobrist collision");
     };
-    let positions = random_playouts(STARTPOS, CastlingMode::Standard, 400, &mut rng, &mut check);
+    let mut positions = 0;
+    for _ in 0..400 {
+        positions += random_playout(STARTPOS, CastlingMode::Standard, 300, &mut rng, &mut check);
+    }
     assert!(positions > 50_000, "{positions}");
 
     // Chess960 starts from the FRC perft suite: castling with rooks anywhere.
@@ -96,25 +57,28 @@ fn random_playout_positions_round_trip_as_shakmaty_writes_them() {
         .take(100)
         .map(|line| line.split(';').next().unwrap().trim().to_string())
         .collect();
+    // Reading shakmaty's text: compare positions, then our own text must read back to the
+    // same position.
+    let mut check = |_: &Board, p: &Chess| {
+        let text = Fen::from_position(p, EnPassantMode::Legal).to_string();
+        let ours = parse_fen(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
+        let back: Chess = Fen::from_ascii(write_fen(&ours).as_bytes())
+            .unwrap()
+            .into_position(CastlingMode::Chess960)
+            .unwrap_or_else(|e| panic!("{text} -> {}: {e}", write_fen(&ours)));
+        assert_eq!(back.board(), p.board(), "{text}");
+        assert_eq!(
+            back.castles().castling_rights(),
+            p.castles().castling_rights(),
+            "{text}"
+        );
+        assert_eq!(parse_fen(&write_fen(&ours)).unwrap(), ours);
+    };
     let mut chess960 = 0;
     for start in &starts {
-        chess960 += random_playouts(start, CastlingMode::Chess960, 3, &mut rng, &mut |p| {
-            // Reading shakmaty's text: compare positions, then our own text must read back
-            // to the same position.
-            let text = Fen::from_position(p, EnPassantMode::Legal).to_string();
-            let ours = parse_fen(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
-            let back: Chess = Fen::from_ascii(write_fen(&ours).as_bytes())
-                .unwrap()
-                .into_position(CastlingMode::Chess960)
-                .unwrap_or_else(|e| panic!("{text} -> {}: {e}", write_fen(&ours)));
-            assert_eq!(back.board(), p.board(), "{text}");
-            assert_eq!(
-                back.castles().castling_rights(),
-                p.castles().castling_rights(),
-                "{text}"
-            );
-            assert_eq!(parse_fen(&write_fen(&ours)).unwrap(), ours);
-        });
+        for _ in 0..3 {
+            chess960 += random_playout(start, CastlingMode::Chess960, 300, &mut rng, &mut check);
+        }
     }
     assert!(chess960 > 10_000, "{chess960}");
 }

@@ -8,7 +8,7 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use assert_cmd::prelude::*;
@@ -19,22 +19,7 @@ use pawnstorm::eval::{Prepared, Weights};
 use pawnstorm::movegen::Board;
 use pawnstorm::position::labels::Record;
 
-use common::fixture;
-
-fn pawnstorm(args: &[&str]) -> Output {
-    Command::cargo_bin("pawnstorm")
-        .expect("binary built")
-        .args(args)
-        .output()
-        .expect("runs")
-}
-
-fn ok(args: &[&str]) -> String {
-    let output = pawnstorm(args);
-    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
-    assert!(output.status.success(), "{args:?}: {stderr}");
-    stderr
-}
+use common::{fixture, ok, pawnstorm};
 
 fn records(path: &Path) -> Vec<Record> {
     let db = Database::open(path).unwrap();

@@ -19,7 +19,7 @@ use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, EnPassantMode, Position as _};
 
-use common::{Rng, read_fixture};
+use common::{Rng, random_playout, read_fixture};
 
 fn moves_of(board: &Board) -> MoveList {
     let mut list = MoveList::new();
@@ -150,34 +150,18 @@ fn check_position(board: &Board, reference: &Chess) -> MoveList {
     moves
 }
 
-/// Plays random legal moves from `fen` on a `Board` and on shakmaty's `Chess` side by side,
-/// checking each position; returns how many.
+/// A random playout from `fen` beside shakmaty (every position checked by
+/// [`check_position`]); returns how many positions it checked.
 fn playout(fen: &str, plies: usize, rng: &mut Rng) -> usize {
-    let mut board = Board::from_fen(fen).unwrap_or_else(|e| panic!("{fen}: {e}"));
-    let mut reference = oracle(fen);
-    let mut line = Vec::new();
-    for ply in 0..plies {
-        let moves = check_position(&board, &reference);
-        if moves.is_empty() {
-            return ply + 1;
-        }
-        let mv = moves[rng.below(moves.len())];
-        let text = mv.uci(true).to_string();
-        line.push(text.clone());
-        let theirs = text
-            .parse::<UciMove>()
-            .unwrap_or_else(|e| panic!("{fen} moves {line:?}: shakmaty reads {text}: {e}"))
-            .to_move(&reference)
-            .unwrap_or_else(|e| panic!("{fen} moves {line:?}: illegal for shakmaty: {e}"));
-        reference.play_unchecked(theirs);
-        board = board.play(mv);
-        assert_eq!(
-            board.to_fen(),
-            oracle_fen(&reference),
-            "{fen} moves {line:?}: FEN differs from shakmaty's"
-        );
-    }
-    plies
+    random_playout(
+        fen,
+        CastlingMode::Chess960,
+        plies,
+        rng,
+        &mut |board, reference| {
+            check_position(board, reference);
+        },
+    )
 }
 
 fn suite_fens(name: &str) -> Vec<String> {

@@ -9,14 +9,14 @@ use std::path::Path;
 use std::sync::Arc;
 
 use pawnstorm::db::{Columns, Database, DbWriter};
-use pawnstorm::eval::columns::{BoardColumns, Scorer, board_scores, fen_scores};
 use pawnstorm::movegen::{Board, MoveList, legal_moves};
 use pawnstorm::nnue::simd::Level;
 use pawnstorm::nnue::{self, Network, NnueEvaluator, bulk};
 use pawnstorm::position::labels::{Labels, Record};
+use pawnstorm::scoring::columns::{BoardColumns, Scorer, board_scores, fen_scores};
 use pawnstorm::{Color, Position};
 
-use common::{Rng, fails, ok, s};
+use common::{Rng, fails, npy_scores, ok, s};
 
 /// Random games from the start and from endgames where the exact rules apply (KPK, KBNK,
 /// KXK, bare kings after captures) or soon will: positions in game order.
@@ -205,19 +205,6 @@ fn columns_and_fens_score_with_the_network_as_the_db_pass() {
             assert_eq!(out, expected_white);
         });
     }
-}
-
-/// A plain int32 .npy: header, then little-endian values.
-fn npy_scores(path: &Path) -> Vec<i32> {
-    let bytes = std::fs::read(path).expect("npy written");
-    assert_eq!(&bytes[..8], b"\x93NUMPY\x01\x00");
-    let header_len = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
-    let header = std::str::from_utf8(&bytes[10..10 + header_len]).unwrap();
-    assert!(header.contains("'descr': '<i4'"), "{header}");
-    bytes[10 + header_len..]
-        .chunks_exact(4)
-        .map(|b| i32::from_le_bytes(b.try_into().unwrap()))
-        .collect()
 }
 
 #[test]

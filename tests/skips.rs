@@ -7,30 +7,8 @@ mod common;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-use assert_cmd::prelude::*;
-
-use common::read_fixture;
-
-fn pawnstorm(args: &[&str]) -> Output {
-    Command::cargo_bin("pawnstorm")
-        .expect("binary built")
-        .args(args)
-        .output()
-        .expect("runs")
-}
-
-fn ok(args: &[&str]) -> String {
-    let output = pawnstorm(args);
-    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
-    assert!(output.status.success(), "{args:?}: {stderr}");
-    stderr
-}
-
-fn s(path: &Path) -> &str {
-    path.to_str().unwrap()
-}
+use common::{ok, pawnstorm, read_fixture, s};
 
 /// Imports EPD `text` into a DB under `dir`.
 fn db_of(dir: &Path, name: &str, text: &str) -> PathBuf {

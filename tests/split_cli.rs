@@ -3,38 +3,11 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-use assert_cmd::prelude::*;
 use pawnstorm::db::Database;
 use pawnstorm::position::labels::Record;
 
-use common::fixture;
-
-fn pawnstorm(args: &[&str]) -> Output {
-    Command::cargo_bin("pawnstorm")
-        .expect("binary built")
-        .args(args)
-        .output()
-        .expect("runs")
-}
-
-fn ok(args: &[&str]) -> String {
-    let output = pawnstorm(args);
-    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
-    assert!(output.status.success(), "{args:?}: {stderr}");
-    stderr
-}
-
-fn fails(args: &[&str]) -> String {
-    let output = pawnstorm(args);
-    assert!(!output.status.success(), "{args:?} should fail");
-    String::from_utf8_lossy(&output.stderr).to_string()
-}
-
-fn s(path: &Path) -> &str {
-    path.to_str().expect("utf-8 path")
-}
+use common::{fails, fixture, ok, s};
 
 fn records(path: &Path) -> Vec<Record> {
     let db = Database::open(path).expect("opens");

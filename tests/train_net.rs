@@ -13,11 +13,11 @@ use std::time::{Duration, Instant};
 
 use pawnstorm::db::{Columns, DbWriter};
 use pawnstorm::nnue::Network;
-use pawnstorm::nnue::train::Checkpoint;
-use pawnstorm::nnue::train::model::{Layout, boards_of_features, evaluate_features};
 use pawnstorm::position::labels::{GameResult, Record, parse_line};
 use pawnstorm::training::loader::{Loader, LoaderConfig};
 use pawnstorm::training::mix::{Input, Split};
+use pawnstorm::training::net::Checkpoint;
+use pawnstorm::training::net::model::{Layout, boards_of_features, evaluate_features};
 use pawnstorm::training::nnue::{FeatureSet, MAX_ACTIVE};
 
 use common::{fails, fixture, ok, read_fixture};
@@ -170,7 +170,7 @@ fn loss_falls_and_the_net_follows_the_float_model() {
 /// evaluation the same fit, better than a draw everywhere.
 #[test]
 fn the_trained_net_beats_a_constant_and_an_untrained_net_on_held_out_positions() {
-    use pawnstorm::nnue::train::compare;
+    use pawnstorm::training::net::compare;
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("train.psdb");
     write_db(&db, 12_000);

@@ -27,14 +27,6 @@ fn pawnstorm(args: &[&str]) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
-fn boards_of(position: &pawnstorm::Position) -> pawnstorm::eval::endgame::PositionBoards {
-    pawnstorm::eval::endgame::PositionBoards {
-        pieces: pawnstorm::PieceType::ALL.map(|kind| position.piece_type(kind).0),
-        colors: pawnstorm::Color::ALL.map(|color| position.color(color).0),
-        black_to_move: position.side_to_move() == pawnstorm::Color::Black,
-    }
-}
-
 /// Defaults moved by up to `spread` each way, within what the loader accepts.
 fn random_weights(rng: &mut Rng, spread: i32) -> Weights {
     let values: Vec<Weight> = Weights::default()
@@ -71,7 +63,7 @@ fn coefficients_rebuild_every_fixture_score_under_any_weights() {
         let values = prepared.weights.values();
         for position in &positions {
             row.fill(0);
-            let extras = coefficients(&prepared, &boards_of(position), &mut row);
+            let extras = coefficients(&prepared, &position.boards(), &mut row);
             assert_eq!(
                 score(&values, &row, &extras),
                 evaluate_with(&prepared, position),

@@ -8,27 +8,10 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Output};
 
-use assert_cmd::prelude::*;
 use pawnstorm::db::{Database, DbWriter};
 
-use common::fixture;
-
-fn pawnstorm(args: &[&str]) -> Output {
-    Command::cargo_bin("pawnstorm")
-        .expect("binary built")
-        .args(args)
-        .output()
-        .expect("runs")
-}
-
-fn ok(args: &[&str]) -> String {
-    let output = pawnstorm(args);
-    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
-    assert!(output.status.success(), "{args:?}: {stderr}");
-    stderr
-}
+use common::{fixture, ok};
 
 /// The fixture games from ply 16 on (as the texel set was made), at most `limit`
 /// positions, split by game id parity into two DBs: no game on both sides.

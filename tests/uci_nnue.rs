@@ -146,7 +146,7 @@ fn a_bad_eval_file_is_refused_and_the_engine_keeps_playing() {
 fn the_search_evaluates_with_the_network_exactly() {
     // The evaluator the search calls, at changing plies, gives the reference's values.
     let net = Arc::new(Network::random(32, 9).expect("net"));
-    let mut evaluator = pawnstorm::eval::Evaluator::default();
+    let mut evaluator = pawnstorm::engine::search::SearchEvaluator::default();
     evaluator.set_network(Some(net.clone()));
     let mut nnue = NnueEvaluator::new(net.clone());
     let mut board = Board::startpos();

@@ -20,8 +20,6 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 
 use pawnstorm::db::{self, Database, DbError, Verify};
-use pawnstorm::eval::batch::ScoreTable;
-use pawnstorm::eval::columns as eval_columns;
 use pawnstorm::eval::features::{self, MaskTable};
 use pawnstorm::eval::{Prepared, Weights};
 use pawnstorm::export::filters::{Filter, Reason, parse_piece_range};
@@ -30,6 +28,8 @@ use pawnstorm::import::{self, Format, ImportOptions, IntoDb, Observers, Source};
 use pawnstorm::io::npz::NpzWriter;
 use pawnstorm::io::table::{self, ColumnType};
 use pawnstorm::nnue::{self, NetError, NnueEvaluator, simd::Level};
+use pawnstorm::scoring::ScoreTable;
+use pawnstorm::scoring::columns as eval_columns;
 use pawnstorm::training::arrays::{self, Layout};
 use pawnstorm::training::loader::{Loader, LoaderConfig};
 use pawnstorm::training::mix::Input;

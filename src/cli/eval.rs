@@ -9,13 +9,14 @@ use anyhow::{Context, Result, bail};
 use clap::ValueEnum;
 
 use pawnstorm::Position;
-use pawnstorm::eval::batch::{self as eval_batch, ScoreTable};
+use pawnstorm::eval::batch as eval_batch;
 use pawnstorm::eval::features;
 use pawnstorm::eval::terms::Term;
 use pawnstorm::eval::{self, Prepared};
 use pawnstorm::io::table::TableWriter;
 use pawnstorm::nnue::{self, NnueEvaluator, simd::Level};
 use pawnstorm::position::fen;
+use pawnstorm::scoring::ScoreTable;
 
 use super::{Global, fen_error_with_caret, import, output, progress, weights};
 

@@ -1,5 +1,5 @@
 //! `pawnstorm train-net`: trains a `(768 → N) × 2 → 1` SCReLU network on labelled positions
-//! (`src/nnue/train/`), writes it quantised in pawnstorm's network format with how it was
+//! (`src/training/net/`), writes it quantised in pawnstorm's network format with how it was
 //! made, and a checkpoint each epoch that `--resume` continues from.
 
 use std::path::{Path, PathBuf};
@@ -9,13 +9,13 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use indicatif::ProgressBar;
 
-use pawnstorm::nnue::train::checkpoint::{self, Checkpoint};
-use pawnstorm::nnue::train::compare::{self, Comparison};
-use pawnstorm::nnue::train::run::{self, EpochReport, Observer, RunConfig};
-use pawnstorm::nnue::train::{Layout, quantise};
 use pawnstorm::nnue::{HIDDEN_STEP, MAX_HIDDEN, MIN_HIDDEN};
 use pawnstorm::training::loader::ReadCounts;
 use pawnstorm::training::mix::{self, Input};
+use pawnstorm::training::net::checkpoint::{self, Checkpoint};
+use pawnstorm::training::net::compare::{self, Comparison};
+use pawnstorm::training::net::run::{self, EpochReport, Observer, RunConfig};
+use pawnstorm::training::net::{Layout, quantise};
 
 use super::filters::FilterArgs;
 use super::{Global, progress};

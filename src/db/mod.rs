@@ -19,7 +19,9 @@ use memmap2::Mmap;
 use pawnstorm_kernels::{Bitboard, Color, Square};
 use thiserror::Error;
 
-use crate::position::board::{CastlingRights, Position, PositionError, PositionParts};
+use crate::position::board::{
+    CastlingRights, Position, PositionBoards, PositionError, PositionParts,
+};
 use crate::position::labels::{GameResult, Labels, Record};
 
 use check::Problem;
@@ -543,6 +545,16 @@ pub fn check_positions(block: &Block<'_>) -> Result<(), (usize, String)> {
 }
 
 impl<'a> Block<'a> {
+    /// The boards of row `row`, as the special endgames and the coefficients read them.
+    #[inline]
+    pub fn boards(&self, row: usize) -> PositionBoards {
+        PositionBoards {
+            pieces: self.pieces.map(|c| c[row].0),
+            colors: self.colors.map(|c| c[row].0),
+            black_to_move: self.side_to_move[row] != 0,
+        }
+    }
+
     /// The columns of one block's bytes, as `layout` places them.
     pub(crate) fn parse(
         bytes: &'a [u8],

@@ -7,9 +7,10 @@
 //! here and weighted another way in the evaluation. `docs/EVAL.md` gives the formula that
 //! turns them back into the score; [`score`] implements it.
 
-use super::endgame::{self, MAX_PHASE, PositionBoards, Rule, SCALE_NORMAL};
+use super::endgame::{self, MAX_PHASE, Rule, SCALE_NORMAL};
 use super::terms::{Boards, Sink, Term, Total, all_terms, psqt_planes};
 use super::weights::{Prepared, Weight, Weights};
+use crate::position::board::PositionBoards;
 use pawnstorm_kernels::Lanes;
 
 /// What besides the counts the score needs.
@@ -227,7 +228,7 @@ mod tests {
 
     fn boards(fen: &str) -> PositionBoards {
         let position = crate::position::fen::parse_fen(fen).expect("fen");
-        crate::eval::position_boards(&position)
+        position.boards()
     }
 
     #[test]

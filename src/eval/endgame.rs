@@ -6,6 +6,7 @@
 
 use super::kpk;
 use super::terms::{LIGHT_SQUARES, SIGNATURE_BITS};
+use crate::position::board::PositionBoards;
 
 /// Full scale, out of which scale factors are given.
 pub const SCALE_NORMAL: i32 = 64;
@@ -102,14 +103,6 @@ impl Material {
         }
         SCALE_NORMAL
     }
-}
-
-/// The boards of one position, as the special endgames need them.
-#[derive(Clone, Copy, Debug)]
-pub struct PositionBoards {
-    pub pieces: [u64; 6],
-    pub colors: [u64; 2],
-    pub black_to_move: bool,
 }
 
 /// How the final score came about.

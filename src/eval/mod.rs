@@ -6,7 +6,6 @@
 
 pub mod batch;
 pub mod coefficients;
-pub mod columns;
 pub mod endgame;
 pub mod features;
 mod kpk;
@@ -19,11 +18,10 @@ pub mod weights;
 
 use std::sync::LazyLock;
 
-use pawnstorm_kernels::Color;
 use pawnstorm_kernels::simd::{self, LevelFn};
 
-use crate::position::board::{PieceType, Position};
-use endgame::{Finished, PositionBoards};
+use crate::position::board::{Position, PositionBoards};
+use endgame::Finished;
 use pawn_hash::{PawnEval, PawnTable};
 use terms::{Boards, PerTerm, Term, Total, all_terms, pawn_terms, piece_terms};
 pub use weights::{Prepared, Weight, Weights};
@@ -33,15 +31,6 @@ static DEFAULT_WEIGHTS: LazyLock<Prepared> = LazyLock::new(Prepared::default);
 /// The compiled-in weights, prepared.
 pub fn default_weights() -> &'static Prepared {
     &DEFAULT_WEIGHTS
-}
-
-#[inline(always)]
-pub(crate) fn position_boards(position: &Position) -> PositionBoards {
-    PositionBoards {
-        pieces: PieceType::ALL.map(|kind| position.piece_type(kind).0),
-        colors: Color::ALL.map(|color| position.color(color).0),
-        black_to_move: position.side_to_move() == Color::Black,
-    }
 }
 
 #[inline(always)]
@@ -60,12 +49,12 @@ pub fn evaluate(position: &Position) -> i32 {
 
 /// The score of `position` with `prepared` weights, White's point of view.
 pub fn evaluate_with(prepared: &Prepared, position: &Position) -> i32 {
-    evaluate_boards(prepared, &position_boards(position))
+    evaluate_boards(prepared, &position.boards())
 }
 
 /// The score of the position `boards` hold with `prepared` weights, White's point of view
 /// (for callers that hold boards, not positions: the network trainer's comparison).
-pub fn evaluate_boards(prepared: &Prepared, boards: &endgame::PositionBoards) -> i32 {
+pub fn evaluate_boards(prepared: &Prepared, boards: &PositionBoards) -> i32 {
     let boards = *boards;
     let lanes = lane_boards(&boards);
     let mut total = Total::<u64>::new();
@@ -102,7 +91,7 @@ impl Breakdown {
 
 /// The breakdown of `position` with `prepared` weights.
 pub fn breakdown(prepared: &Prepared, position: &Position) -> Breakdown {
-    let boards = position_boards(position);
+    let boards = position.boards();
     let lanes = lane_boards(&boards);
     let mut terms = PerTerm::<u64>::new();
     let meta = all_terms(prepared, &lanes, &mut terms);
@@ -119,15 +108,12 @@ pub fn breakdown(prepared: &Prepared, position: &Position) -> Breakdown {
 }
 
 /// The evaluation as the search uses it: the default or given weights and a pawn hash table.
-/// Its scores equal [`evaluate_with`]'s; the table only saves work.
-///
-/// With a network ([`Evaluator::set_network`]) the search's evaluation
-/// ([`Evaluator::evaluate_at`]) is the network's instead, its accumulators kept per ply.
+/// Its scores equal [`evaluate_with`]'s; the table only saves work. (The search's choice
+/// between it and the network is `engine::search::SearchEvaluator`'s.)
 #[derive(Clone, Debug)]
 pub struct Evaluator {
     prepared: Prepared,
     pawns: PawnTable,
-    nnue: Option<crate::nnue::NnueEvaluator>,
 }
 
 impl Evaluator {
@@ -136,36 +122,6 @@ impl Evaluator {
         Evaluator {
             prepared,
             pawns: PawnTable::new(pawn_entries),
-            nnue: None,
-        }
-    }
-
-    /// Evaluates with `network` from now on (`None`: the hand-crafted terms).
-    pub fn set_network(&mut self, network: Option<std::sync::Arc<crate::nnue::Network>>) {
-        self.nnue = network.map(crate::nnue::NnueEvaluator::new);
-    }
-
-    pub fn network(&self) -> Option<&std::sync::Arc<crate::nnue::Network>> {
-        self.nnue.as_ref().map(|n| n.network())
-    }
-
-    /// How the network's accumulators were found so far, with a network.
-    pub fn accumulator_stats(&self) -> Option<crate::nnue::accumulator::AccumulatorStats> {
-        self.nnue.as_ref().map(|n| n.stats())
-    }
-
-    /// The search's evaluation of `position` at `ply`, White's point of view: the network's
-    /// (with the exact endgame rules) if there is one, else the terms'.
-    #[inline]
-    pub fn evaluate_at(&mut self, position: &Position, pawn_key: u64, ply: usize) -> i32 {
-        match &mut self.nnue {
-            Some(nnue) => {
-                let boards = crate::nnue::boards_of(position);
-                let black = position.side_to_move() == pawnstorm_kernels::Color::Black;
-                let score = nnue.score(&boards, black, ply);
-                if black { -score } else { score }
-            }
-            None => self.evaluate_keyed(position, pawn_key),
         }
     }
 
@@ -214,7 +170,7 @@ impl Evaluator {
 
     #[inline(always)]
     fn evaluate_keyed_here(&mut self, position: &Position, pawn_key: u64) -> i32 {
-        let boards = position_boards(position);
+        let boards = position.boards();
         let lanes = lane_boards(&boards);
         let prepared = &self.prepared;
         let pawns = self.pawns.probe(

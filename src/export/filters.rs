@@ -17,8 +17,9 @@ use pawnstorm_kernels::setwise::{bishop_attacks, king_attacks, knight_attacks, r
 use crate::db::Block;
 use crate::eval::Evaluator;
 use crate::eval::Prepared;
-use crate::eval::endgame::PositionBoards;
+use crate::export::random::{Rule, draw_key, uniform};
 use crate::movegen::{Board, MoveList, captures};
+use crate::position::board::PositionBoards;
 use crate::position::labels::Record;
 use crate::position::score::MATE_BOUND;
 
@@ -176,7 +177,7 @@ pub struct Row {
     pub ply: Option<u16>,
     pub fullmove_number: u16,
     pub played: Played,
-    /// The row's identity for the random rules (see [`super::skips::draw_key`]): the same
+    /// The row's identity for the random rules (see [`super::random::draw_key`]): the same
     /// identity gets the same draws, whichever thread looks at it.
     pub draw: u64,
 }
@@ -187,7 +188,7 @@ impl Row {
     pub fn of_block(block: &Block<'_>, row: usize) -> Row {
         use crate::db::{NO_PLY, NO_RESULT, NO_SCORE};
         Row {
-            boards: crate::eval::batch::row_boards(block, row),
+            boards: block.boards(row),
             result: block.result.map(|c| c[row]).filter(|&r| r != NO_RESULT),
             score: block.score.map(|c| c[row]).filter(|&s| s != NO_SCORE),
             ply: block.ply.map(|c| c[row]).filter(|&p| p != NO_PLY),
@@ -213,7 +214,7 @@ impl Row {
     pub fn of_record(record: &Record) -> Row {
         let p = &record.position;
         Row {
-            boards: crate::eval::position_boards(p),
+            boards: p.boards(),
             result: record.labels.result.map(|r| r.to_i8()),
             score: record.labels.score,
             ply: record.labels.ply,
@@ -236,7 +237,7 @@ impl Row {
                 (next.labels.game_id, next.labels.ply),
             )
         {
-            self.played = Played::Next(crate::eval::position_boards(&next.position));
+            self.played = Played::Next(next.position.boards());
         }
         self
     }
@@ -279,10 +280,37 @@ impl Row {
     pub fn capture_or_promotion(&self) -> bool {
         match self.played {
             Played::Unknown => false,
-            Played::Move(code) => super::skips::move_is_noisy(&self.boards, code),
-            Played::Next(after) => super::skips::transition_is_noisy(&self.boards, &after),
+            Played::Move(code) => move_is_noisy(&self.boards, code),
+            Played::Next(after) => transition_is_noisy(&self.boards, &after),
         }
     }
+}
+
+/// Whether move `code` (the DB's `move` encoding) played from `before` captures (en passant
+/// included; castling onto the own rook is no capture) or promotes.
+pub fn move_is_noisy(before: &PositionBoards, code: u16) -> bool {
+    let (from, to, promotion) = (code & 63, (code >> 6) & 63, code >> 12);
+    if promotion != 0 {
+        return true;
+    }
+    let us = before.black_to_move as usize;
+    let them = 1 - us;
+    if before.colors[them] >> to & 1 != 0 {
+        return true;
+    }
+    let occupied = before.colors[0] | before.colors[1];
+    let pawn_moves = (before.pieces[0] & before.colors[us]) >> from & 1 != 0;
+    pawn_moves && from % 8 != to % 8 && occupied >> to & 1 == 0
+}
+
+/// Whether the move from `before` to `after` (the game's next position) captured or
+/// promoted: the opponent lost a piece, or the mover a pawn (only promotion removes one).
+pub fn transition_is_noisy(before: &PositionBoards, after: &PositionBoards) -> bool {
+    let us = before.black_to_move as usize;
+    let them = 1 - us;
+    let pawns = |b: &PositionBoards| (b.pieces[0] & b.colors[us]).count_ones();
+    after.colors[them].count_ones() < before.colors[them].count_ones()
+        || pawns(after) < pawns(before)
 }
 
 /// Whether labels (game id, ply) `b` are those of the position after `a` in its game.
@@ -316,7 +344,7 @@ fn played_in_block<'a>(
     let this = labels(games, plies, row);
     if row + 1 < block.len {
         if same_game_next(this, labels(games, plies, row + 1)) {
-            return Played::Next(crate::eval::batch::row_boards(block, row + 1));
+            return Played::Next(block.boards(row + 1));
         }
         return Played::Unknown;
     }
@@ -334,7 +362,7 @@ fn played_in_block<'a>(
                     ),
                 ) =>
         {
-            Played::Next(crate::eval::batch::row_boards(&following, 0))
+            Played::Next(following.boards(0))
         }
         _ => Played::Unknown,
     }
@@ -420,8 +448,7 @@ impl Filter {
             }
         }
         if self.random_skip > 0
-            && super::skips::uniform(self.seed, row.draw, super::skips::Rule::Random)
-                * (self.random_skip as f64 + 1.0)
+            && uniform(self.seed, row.draw, Rule::Random) * (self.random_skip as f64 + 1.0)
                 < self.random_skip as f64
         {
             return Some(Reason::Random);
@@ -463,7 +490,7 @@ impl Filter {
             } else {
                 Row::of_block(block, row)
             };
-            view.draw = super::skips::draw_key(0, 0, first + row as u64);
+            view.draw = draw_key(0, 0, first + row as u64);
             let board = || block.record(row).ok().map(|r| Board::new(r.position));
             match self.check(&view, board, evaluator.as_mut()) {
                 None => keep.push(row as u32),
@@ -566,6 +593,45 @@ mod tests {
             labels: Default::default(),
         };
         (Row::of_record(&record), board)
+    }
+
+    fn boards(fen: &str) -> PositionBoards {
+        crate::position::fen::parse_fen(fen).unwrap().boards()
+    }
+
+    fn code(uci: &str) -> u16 {
+        crate::position::labels::move_from_uci(uci).unwrap()
+    }
+
+    #[test]
+    fn captures_en_passant_and_promotions_are_noisy_castling_is_not() {
+        let ep = boards("4k3/8/8/3pP3/8/8/8/4K3 w - d6 0 2");
+        assert!(move_is_noisy(&ep, code("e5d6")));
+        assert!(!move_is_noisy(&ep, code("e5e6")));
+        let take = boards("4k3/8/8/3p4/4P3/8/8/4K3 w - - 0 1");
+        assert!(move_is_noisy(&take, code("e4d5")));
+        assert!(!move_is_noisy(&take, code("e4e5")));
+        let promote = boards("4k3/P7/8/8/8/8/8/4K3 w - - 0 1");
+        assert!(move_is_noisy(&promote, code("a7a8q")));
+        assert!(move_is_noisy(&promote, code("a7a8n")));
+        let castle = boards("4k3/8/8/8/8/8/8/4K2R w K - 0 1");
+        assert!(!move_is_noisy(&castle, code("e1g1")));
+        // Black captures too.
+        let black = boards("4k3/8/8/3p4/4P3/8/8/4K3 b - - 0 1");
+        assert!(move_is_noisy(&black, code("d5e4")));
+        assert!(!move_is_noisy(&black, code("d5d4")));
+    }
+
+    #[test]
+    fn the_next_position_tells_a_capture_or_a_promotion() {
+        let before = boards("4k3/8/8/3p4/4P3/8/8/4K3 w - - 0 1");
+        let took = boards("4k3/8/8/3P4/8/8/8/4K3 b - - 0 1");
+        let pushed = boards("4k3/8/8/3pP3/8/8/8/4K3 b - - 0 1");
+        assert!(transition_is_noisy(&before, &took));
+        assert!(!transition_is_noisy(&before, &pushed));
+        let promote = boards("4k3/P7/8/8/8/8/8/4K3 w - - 0 1");
+        let queened = boards("Q3k3/8/8/8/8/8/8/4K3 b - - 0 1");
+        assert!(transition_is_noisy(&promote, &queened));
     }
 
     #[test]

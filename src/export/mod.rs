@@ -13,6 +13,7 @@ pub mod columns;
 pub mod filters;
 pub mod parquet;
 pub mod plain;
+pub mod random;
 pub mod skips;
 
 use std::fmt;

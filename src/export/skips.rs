@@ -1,5 +1,6 @@
-//! The trainers' skip rules beyond one row's labels: the move played, random skipping, and
-//! the rules that depend on the rows before (duplicates, flattening a distribution).
+//! The trainers' skip rules that depend on the rows before (duplicates, flattening a
+//! distribution), and where every skip rule comes from (the move played is
+//! [`super::filters::move_is_noisy`]'s, the random draws are [`super::random`]'s).
 //!
 //! Sources, so that a position skipped here is one the field's trainers skip:
 //! - capture or promotion played, or in check: Stockfish's learner (tools branch,
@@ -20,69 +21,12 @@
 //!   count keeps all), and the history is the input's, in order;
 //! - `--wdl-skip` applies the same flattening to the game results (wins, draws, losses in
 //!   equal shares; unknown results are not skipped).
-//!
-//! Randomness: every draw is a hash of the seed, the rule and the row's identity (its DB
-//! index, or its input, pass over that input and position in it), never a generator's
-//! state, so the same seed keeps the same rows whatever the thread count or chunking.
 
 use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use crate::eval::endgame::PositionBoards;
 use crate::export::filters::{Dropped, Filter, Reason};
-
-/// Whether move `code` (the DB's `move` encoding) played from `before` captures (en passant
-/// included; castling onto the own rook is no capture) or promotes.
-pub fn move_is_noisy(before: &PositionBoards, code: u16) -> bool {
-    let (from, to, promotion) = (code & 63, (code >> 6) & 63, code >> 12);
-    if promotion != 0 {
-        return true;
-    }
-    let us = before.black_to_move as usize;
-    let them = 1 - us;
-    if before.colors[them] >> to & 1 != 0 {
-        return true;
-    }
-    let occupied = before.colors[0] | before.colors[1];
-    let pawn_moves = (before.pieces[0] & before.colors[us]) >> from & 1 != 0;
-    pawn_moves && from % 8 != to % 8 && occupied >> to & 1 == 0
-}
-
-/// Whether the move from `before` to `after` (the game's next position) captured or
-/// promoted: the opponent lost a piece, or the mover a pawn (only promotion removes one).
-pub fn transition_is_noisy(before: &PositionBoards, after: &PositionBoards) -> bool {
-    let us = before.black_to_move as usize;
-    let them = 1 - us;
-    let pawns = |b: &PositionBoards| (b.pieces[0] & b.colors[us]).count_ones();
-    after.colors[them].count_ones() < before.colors[them].count_ones()
-        || pawns(after) < pawns(before)
-}
-
-/// The random rules, each drawing independently.
-#[derive(Clone, Copy, Debug)]
-pub enum Rule {
-    Random = 1,
-    Wdl = 2,
-    Pieces = 3,
-}
-
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-/// A row's identity for the draws: the input it comes from, the pass over that input
-/// (an input read again in the same epoch draws anew) and its position there.
-pub fn draw_key(input: u32, cycle: u32, index: u64) -> u64 {
-    mix(index ^ mix(((input as u64) << 32 | cycle as u64) ^ 0x6b65_7973_6b69_7073))
-}
-
-/// A uniform number in [0, 1) for `rule` on the row `key`.
-pub fn uniform(seed: u64, key: u64, rule: Rule) -> f64 {
-    let z = mix(key ^ mix(seed.wrapping_add((rule as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15))));
-    (z >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-}
+use crate::export::random::{Rule, uniform};
 
 /// nnue-pytorch's desired piece-count weight: the parabola through (0, y[0]), (16, y[1]),
 /// (32, y[2]) (its Lagrange form, `desired_piece_count_weights`).
@@ -333,45 +277,6 @@ pub fn decide_in_order(filter: &Filter, rows: &[Traits], dropped: &mut Dropped) 
 mod tests {
     use super::*;
 
-    fn boards(fen: &str) -> PositionBoards {
-        crate::eval::position_boards(&crate::position::fen::parse_fen(fen).unwrap())
-    }
-
-    fn code(uci: &str) -> u16 {
-        crate::position::labels::move_from_uci(uci).unwrap()
-    }
-
-    #[test]
-    fn captures_en_passant_and_promotions_are_noisy_castling_is_not() {
-        let ep = boards("4k3/8/8/3pP3/8/8/8/4K3 w - d6 0 2");
-        assert!(move_is_noisy(&ep, code("e5d6")));
-        assert!(!move_is_noisy(&ep, code("e5e6")));
-        let take = boards("4k3/8/8/3p4/4P3/8/8/4K3 w - - 0 1");
-        assert!(move_is_noisy(&take, code("e4d5")));
-        assert!(!move_is_noisy(&take, code("e4e5")));
-        let promote = boards("4k3/P7/8/8/8/8/8/4K3 w - - 0 1");
-        assert!(move_is_noisy(&promote, code("a7a8q")));
-        assert!(move_is_noisy(&promote, code("a7a8n")));
-        let castle = boards("4k3/8/8/8/8/8/8/4K2R w K - 0 1");
-        assert!(!move_is_noisy(&castle, code("e1g1")));
-        // Black captures too.
-        let black = boards("4k3/8/8/3p4/4P3/8/8/4K3 b - - 0 1");
-        assert!(move_is_noisy(&black, code("d5e4")));
-        assert!(!move_is_noisy(&black, code("d5d4")));
-    }
-
-    #[test]
-    fn the_next_position_tells_a_capture_or_a_promotion() {
-        let before = boards("4k3/8/8/3p4/4P3/8/8/4K3 w - - 0 1");
-        let took = boards("4k3/8/8/3P4/8/8/8/4K3 b - - 0 1");
-        let pushed = boards("4k3/8/8/3pP3/8/8/8/4K3 b - - 0 1");
-        assert!(transition_is_noisy(&before, &took));
-        assert!(!transition_is_noisy(&before, &pushed));
-        let promote = boards("4k3/P7/8/8/8/8/8/4K3 w - - 0 1");
-        let queened = boards("Q3k3/8/8/8/8/8/8/4K3 b - - 0 1");
-        assert!(transition_is_noisy(&promote, &queened));
-    }
-
     #[test]
     fn the_parabola_goes_through_its_three_points() {
         let y = [1.0, 3.0, 2.0];
@@ -395,22 +300,5 @@ mod tests {
         assert_eq!(balance.keep_probability(0), 1.0);
         assert!((balance.keep_probability(1) - 100.0 / 700.0).abs() < 1e-12);
         assert!((balance.keep_probability(2) - 0.5).abs() < 1e-12);
-    }
-
-    #[test]
-    fn draws_are_uniform_and_rule_independent() {
-        let n = 100_000;
-        let mean: f64 = (0..n)
-            .map(|i| uniform(7, draw_key(0, 0, i), Rule::Random))
-            .sum::<f64>()
-            / n as f64;
-        assert!((mean - 0.5).abs() < 0.01, "{mean}");
-        let same = (0..1000)
-            .filter(|&i| {
-                (uniform(7, draw_key(0, 0, i), Rule::Wdl) < 0.5)
-                    == (uniform(7, draw_key(0, 0, i), Rule::Pieces) < 0.5)
-            })
-            .count();
-        assert!((400..600).contains(&same), "{same}");
     }
 }

@@ -15,7 +15,6 @@ use rayon::prelude::*;
 
 use super::{Network, NnueEvaluator};
 use crate::db::{Block, Database, DbError};
-use crate::eval::batch::row_boards;
 use crate::eval::endgame;
 
 /// The twelve piece boards (colour × 6 + type, White first) of row `row` of `block`.
@@ -37,7 +36,7 @@ pub fn row_score(evaluator: &mut NnueEvaluator, block: &Block<'_>, row: usize) -
     // row's boards for the rules (a copy read back before its stores could be forwarded,
     // the pass's hottest instruction).
     if (boards[0] == 0 || boards[6] == 0)
-        && let Some((white, _)) = endgame::exact_rule(&row_boards(block, row))
+        && let Some((white, _)) = endgame::exact_rule(&block.boards(row))
     {
         return white;
     }

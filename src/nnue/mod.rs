@@ -10,7 +10,6 @@ pub mod network;
 pub mod simd;
 #[cfg(test)]
 mod tests;
-pub mod train;
 
 pub use accumulator::{Accumulators, NnueEvaluator};
 pub use network::{NetError, Network};
@@ -47,7 +46,7 @@ pub fn feature(perspective: usize, colour: usize, kind: usize, square: usize) ->
 /// the network's score gives way to it, as the terms' does.
 #[inline]
 pub fn exact_rule(boards: &[u64; 12], black_to_move: bool) -> Option<i32> {
-    let position = crate::eval::endgame::PositionBoards {
+    let position = crate::position::board::PositionBoards {
         pieces: std::array::from_fn(|kind| boards[kind] | boards[6 + kind]),
         colors: [
             boards[..6].iter().fold(0, |a, b| a | b),

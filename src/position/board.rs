@@ -193,6 +193,16 @@ pub struct PositionParts {
     pub fullmove_number: u16,
 }
 
+/// The boards of one position as plain words: the piece-type and colour boards and the side
+/// to move, what the special endgames, the coefficients and the trainers' filters read
+/// ([`Position::boards`], a DB row's [`crate::db::Block::boards`]).
+#[derive(Clone, Copy, Debug)]
+pub struct PositionBoards {
+    pub pieces: [u64; 6],
+    pub colors: [u64; 2],
+    pub black_to_move: bool,
+}
+
 impl Position {
     /// Validates `parts`: one king a side, no pawn on rank 1 or 8, at most 16 pieces a side,
     /// castling rights only with king and rook on their squares, an en-passant square only
@@ -452,6 +462,16 @@ impl Position {
             en_passant: self.en_passant,
             halfmove_clock: self.halfmove_clock,
             fullmove_number: self.fullmove_number,
+        }
+    }
+
+    /// The position's boards as the endgame rules read them.
+    #[inline(always)]
+    pub fn boards(&self) -> PositionBoards {
+        PositionBoards {
+            pieces: PieceType::ALL.map(|kind| self.piece_type(kind).0),
+            colors: Color::ALL.map(|color| self.color(color).0),
+            black_to_move: self.side_to_move() == Color::Black,
         }
     }
 }

@@ -10,7 +10,6 @@ use rayon::prelude::*;
 
 use crate::db::{Block, Database, NO_GAME, NO_PLY, NO_RESULT, NO_SCORE};
 use crate::eval::Prepared;
-use crate::eval::batch::row_boards;
 use crate::eval::coefficients::for_each_counted;
 use crate::eval::endgame::Rule;
 use crate::eval::features::{self, COLUMNS as MASK_COLUMNS, is_distance_column};
@@ -174,7 +173,7 @@ fn block_terms<L: Lanes>(
 ) -> TermExtras {
     let w = Weights::COUNT;
     let mut extras = TermExtras::default();
-    let boards_of = |&row: &u32| row_boards(block, row as usize);
+    let boards_of = |&row: &u32| block.boards(row as usize);
     for_each_counted::<L, u32>(prepared, rows, boards_of, |i, counts, e, eg| {
         extras.phase.push(e.phase);
         // The scale the file's weights pick: by the sign of their eg sum.

@@ -27,7 +27,8 @@ use std::thread::JoinHandle;
 use crate::db::{Block, Database, DbError};
 use crate::eval::Evaluator;
 use crate::export::filters::{Dropped, Filter, Row};
-use crate::export::skips::{Ordered, Traits, draw_key};
+use crate::export::random::draw_key;
+use crate::export::skips::{Ordered, Traits};
 use crate::import::{self, AfterRejection, Handlers, ImportOptions, Source};
 use crate::movegen::Board;
 use crate::position::labels::Record;
@@ -545,7 +546,7 @@ fn decide<T: Item>(
             draw,
             result: record.labels.result.map(|r| r.to_i8()),
             pieces: {
-                let b = crate::eval::position_boards(&record.position);
+                let b = record.position.boards();
                 (b.colors[0] | b.colors[1]).count_ones() as u8
             },
         };

@@ -6,7 +6,8 @@ use rayon::prelude::*;
 
 use crate::db::{Block, Database, NO_RESULT};
 use crate::export::filters::{Dropped, Filter};
-use crate::export::skips::{Traits, decide_in_order, draw_key};
+use crate::export::random::draw_key;
+use crate::export::skips::{Traits, decide_in_order};
 
 /// The rows the filters keep, per block.
 pub struct Selection {

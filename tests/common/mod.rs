@@ -1,4 +1,5 @@
-//! Helpers the integration tests share: fixture paths, a seeded generator, board text.
+//! Helpers the integration tests share: fixture paths, a seeded generator, board text, random
+//! playouts beside shakmaty, the runners of the binary.
 #![allow(dead_code)] // each test crate uses its own subset
 
 pub mod uci_session;
@@ -80,6 +81,52 @@ impl Rng {
     pub fn below(&mut self, n: usize) -> usize {
         (self.next() % n as u64) as usize
     }
+}
+
+/// Plays a random legal game from `start` for at most `plies` moves in shakmaty (reading
+/// `start` in `mode`) and on a `Board` side by side: the move is drawn among shakmaty's legal
+/// moves and passed to the `Board` as UCI text, so the oracle's position comes from its own
+/// move making, and the two FENs are compared after every move. `check` sees every
+/// position on the way, before its move; returns how many it saw.
+pub fn random_playout(
+    start: &str,
+    mode: shakmaty::CastlingMode,
+    plies: usize,
+    rng: &mut Rng,
+    check: &mut dyn FnMut(&pawnstorm::movegen::Board, &shakmaty::Chess),
+) -> usize {
+    use pawnstorm::movegen::{Board, Move};
+    use shakmaty::fen::Fen;
+    use shakmaty::uci::UciMove;
+    use shakmaty::{CastlingMode, Chess, EnPassantMode, Position as _};
+
+    let mut position: Chess = Fen::from_ascii(start.as_bytes())
+        .unwrap_or_else(|e| panic!("{start}: {e}"))
+        .into_position(mode)
+        .unwrap_or_else(|e| panic!("{start}: {e}"));
+    let mut board = Board::from_fen(start).unwrap_or_else(|e| panic!("{start}: {e}"));
+    let mut line = Vec::new();
+    let mut positions = 0;
+    for _ in 0..plies {
+        check(&board, &position);
+        positions += 1;
+        let moves = position.legal_moves();
+        if moves.is_empty() {
+            break;
+        }
+        let mv = moves[rng.below(moves.len())];
+        let text = UciMove::from_move(mv, CastlingMode::Chess960).to_string();
+        line.push(text.clone());
+        let ours = Move::from_uci(&text, &board, true)
+            .unwrap_or_else(|e| panic!("{start} moves {line:?}: pawnstorm refuses: {e:?}"));
+        position.play_unchecked(mv);
+        board = board.play(ours);
+        // `Board` keeps an en-passant square when a pawn stands beside the pushed one,
+        // legal capture or not: shakmaty's `PseudoLegal`.
+        let theirs = Fen::from_position(&position, EnPassantMode::PseudoLegal).to_string();
+        assert_eq!(board.to_fen(), theirs, "{start} moves {line:?}");
+    }
+    positions
 }
 
 /// The FEN board field of `board` (a1 = index 0), `empty` marking empty squares.
@@ -296,4 +343,17 @@ pub fn fails(args: &[&str]) -> String {
 /// A path as a command-line argument.
 pub fn s(path: &std::path::Path) -> &str {
     path.to_str().expect("utf-8 path")
+}
+
+/// A plain int32 .npy: header, then little-endian values.
+pub fn npy_scores(path: &std::path::Path) -> Vec<i32> {
+    let bytes = std::fs::read(path).expect("npy written");
+    assert_eq!(&bytes[..8], b"\x93NUMPY\x01\x00");
+    let header_len = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
+    let header = std::str::from_utf8(&bytes[10..10 + header_len]).unwrap();
+    assert!(header.contains("'descr': '<i4'"), "{header}");
+    bytes[10 + header_len..]
+        .chunks_exact(4)
+        .map(|b| i32::from_le_bytes(b.try_into().unwrap()))
+        .collect()
 }

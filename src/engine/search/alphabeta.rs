@@ -10,12 +10,12 @@ use extensions::{Singular, SingularOutcome};
 use std::sync::LazyLock;
 use std::sync::atomic::Ordering;
 
+use super::SearchEvaluator;
 use super::ordering::{Heuristics, Picker, is_bad_tactical, is_tactical};
 use super::see::{SEE_VALUES, captured, kind_at, see};
 use super::tb::{Outcome, Syzygy};
 use super::tt::{Bound, TranspositionTable};
 use super::{Control, Options, RootMove, Shared, TimeManager};
-use crate::eval::Evaluator;
 use crate::movegen::{Board, Move, MoveList, captures, count_legal_moves, legal_moves};
 use crate::position::board::PieceType;
 use crate::position::score::{DRAW, INFINITY, MAX_PLY, TB_WIN, TB_WIN_BOUND, mate_in, mated_in};
@@ -77,7 +77,7 @@ struct Frame {
 /// its pawn table) and move-ordering heuristics.
 pub(super) struct Parts<'a> {
     pub tt: &'a TranspositionTable,
-    pub evaluator: &'a mut Evaluator,
+    pub evaluator: &'a mut SearchEvaluator,
     pub heuristics: &'a mut Heuristics,
     pub syzygy: Option<&'a Syzygy>,
     pub options: &'a Options,
@@ -85,7 +85,7 @@ pub(super) struct Parts<'a> {
 
 pub(super) struct Search<'a> {
     tt: &'a TranspositionTable,
-    evaluator: &'a mut Evaluator,
+    evaluator: &'a mut SearchEvaluator,
     heuristics: &'a mut Heuristics,
     syzygy: Option<&'a Syzygy>,
     options: &'a Options,

@@ -5,6 +5,7 @@
 
 mod alphabeta;
 pub mod bench;
+pub mod evaluator;
 pub mod ordering;
 pub mod see;
 pub mod tb;
@@ -14,9 +15,10 @@ pub mod tt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use crate::eval::{Evaluator, Prepared};
+use crate::eval::Prepared;
 use crate::movegen::{Board, Move, MoveList, legal_moves};
 use crate::position::score::{INFINITY, MATE, MATE_BOUND, MAX_PLY};
+pub use evaluator::SearchEvaluator;
 use ordering::Heuristics;
 pub use tb::Syzygy;
 pub use time::{Limits, TimeManager};
@@ -164,14 +166,14 @@ pub(crate) struct Shared {
 
 /// A helper thread's own state (Lazy SMP): what a thread must not share.
 struct Helper {
-    evaluator: Evaluator,
+    evaluator: SearchEvaluator,
     heuristics: Heuristics,
 }
 
 /// The engine: what lasts between searches (tables, heuristics, options).
 pub struct Engine {
     tt: TranspositionTable,
-    evaluator: Evaluator,
+    evaluator: SearchEvaluator,
     heuristics: Heuristics,
     /// One per thread beyond the first.
     helpers: Vec<Helper>,
@@ -187,7 +189,7 @@ impl Engine {
     pub fn new(hash_mb: usize) -> Engine {
         Engine {
             tt: TranspositionTable::new(hash_mb),
-            evaluator: Evaluator::new(Prepared::default(), PAWN_ENTRIES),
+            evaluator: SearchEvaluator::new(Prepared::default(), PAWN_ENTRIES),
             heuristics: Heuristics::new(MAX_PLY),
             helpers: Vec::new(),
             syzygy: None,
@@ -223,7 +225,7 @@ impl Engine {
 
     pub fn set_weights(&mut self, prepared: Prepared) {
         let network = self.evaluator.network().cloned();
-        self.evaluator = Evaluator::new(prepared, PAWN_ENTRIES);
+        self.evaluator = SearchEvaluator::new(prepared, PAWN_ENTRIES);
         self.evaluator.set_network(network);
         let threads = self.threads();
         self.helpers.clear();
@@ -258,7 +260,8 @@ impl Engine {
         let helpers = threads.clamp(1, MAX_THREADS) - 1;
         self.helpers.truncate(helpers);
         while self.helpers.len() < helpers {
-            let mut evaluator = Evaluator::new(self.evaluator.weights().clone(), PAWN_ENTRIES);
+            let mut evaluator =
+                SearchEvaluator::new(self.evaluator.weights().clone(), PAWN_ENTRIES);
             evaluator.set_network(self.evaluator.network().cloned());
             self.helpers.push(Helper {
                 evaluator,
@@ -279,7 +282,7 @@ impl Engine {
         self.syzygy.as_ref()
     }
 
-    pub fn evaluator_mut(&mut self) -> &mut Evaluator {
+    pub fn evaluator_mut(&mut self) -> &mut SearchEvaluator {
         &mut self.evaluator
     }
 

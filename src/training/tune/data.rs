@@ -13,7 +13,6 @@ use rayon::prelude::*;
 
 use super::{Rng, mix};
 use crate::db::{Block, Database, DbError, NO_GAME, NO_RESULT, NO_SCORE};
-use crate::eval::batch::row_boards;
 use crate::eval::coefficients::{Extras, for_each_counted};
 use crate::eval::endgame::Rule;
 use crate::eval::features::Path;
@@ -389,7 +388,7 @@ fn load_block(
             } else {
                 filters::Row::of_block(block, row)
             };
-            view.draw = crate::export::skips::draw_key(source, 0, first + row as u64);
+            view.draw = crate::export::random::draw_key(source, 0, first + row as u64);
             let board = || block.record(row).ok().map(|r| Board::new(r.position));
             if let Some(reason) = options.filter.check(&view, board, evaluator.as_mut()) {
                 counts.filtered.add(reason);
@@ -450,7 +449,7 @@ fn counted<L: Lanes>(
     counts: &mut LoadCounts,
 ) -> (Positions, Positions) {
     let (mut train, mut held) = (Positions::default(), Positions::default());
-    let boards_of = |&(row, _, _): &(usize, i8, i32)| row_boards(block, row);
+    let boards_of = |&(row, _, _): &(usize, i8, i32)| block.boards(row);
     for_each_counted::<L, _>(prepared, kept, boards_of, |i, row_counts, extras, _| {
         let (row, result, score) = kept[i];
         if extras.rule != Rule::Terms {

@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use super::model::boards_of_features;
 use crate::eval::Prepared;
-use crate::eval::endgame::PositionBoards;
 use crate::nnue::{Network, NnueEvaluator};
+use crate::position::board::PositionBoards;
 use crate::training::loader::Batch;
 use crate::training::nnue::MAX_ACTIVE;
 use crate::training::tune::{KFit, fit_k};

@@ -6,11 +6,11 @@
 
 use rayon::prelude::*;
 
-use super::batch;
-use super::features::Path;
-use super::weights::Prepared;
 use crate::Bitboard;
 use crate::db::{self, Block, NO_SCORE};
+use crate::eval::Prepared;
+use crate::eval::batch;
+use crate::eval::features::Path;
 use crate::nnue::{NnueEvaluator, bulk};
 use crate::position::board::CastlingRights;
 use crate::position::fen;

@@ -624,7 +624,7 @@ mod tests {
         let mut batch = Batch::default();
         for &(fen, score, result) in fens {
             let position = crate::position::fen::parse_fen(fen).expect("fen");
-            let boards = crate::eval::position_boards(&position);
+            let boards = position.boards();
             let mut b = [0u64; 12];
             for colour in 0..2 {
                 for kind in 0..6 {
@@ -742,7 +742,7 @@ mod tests {
         let batch = batch_of(&FENS);
         for (i, (fen, _, _)) in FENS.iter().enumerate() {
             let position = crate::position::fen::parse_fen(fen).unwrap();
-            let pb = crate::eval::position_boards(&position);
+            let pb = position.boards();
             let boards = boards_of_features(
                 &batch.stm_features[i * MAX_ACTIVE..(i + 1) * MAX_ACTIVE],
                 batch.stm[i] == 1,
