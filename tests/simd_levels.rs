@@ -68,8 +68,8 @@ fn info_cpu_names_the_level_and_forcing_lowers_it() {
     assert!(field(&stdout(&unknown), "level").starts_with(detected.name()));
 }
 
-/// Bulk evaluation (the terms and the network), masks, perft and bench at every level:
-/// byte-identical outputs, equal node counts.
+/// Bulk evaluation (the terms and the network), masks, NNUE features, perft and bench at
+/// every level: byte-identical outputs, equal node counts.
 #[test]
 fn every_level_gives_the_same_results() {
     let dir = tempfile::tempdir().unwrap();
@@ -82,6 +82,21 @@ fn every_level_gives_the_same_results() {
         let name = level.name();
         let out = |file: &str| dir.path().join(format!("{name}-{file}"));
         let (terms, net, masks) = (out("terms.npy"), out("nnue.npy"), out("masks.npy"));
+        // The NNUE feature loop and the DB's block check take the process's level too.
+        let features = out("features.npz");
+        run(
+            Some(name),
+            &[
+                "features",
+                db,
+                "--kind",
+                "nnue",
+                "--set",
+                "768",
+                "-o",
+                features.to_str().unwrap(),
+            ],
+        );
         run(Some(name), &["eval", db, "-o", terms.to_str().unwrap()]);
         run(
             Some(name),
@@ -105,7 +120,7 @@ fn every_level_gives_the_same_results() {
             .find(|l| l.starts_with("Nodes searched"))
             .unwrap_or_else(|| panic!("{bench}"))
             .to_string();
-        let mut results: Vec<Vec<u8>> = [terms, net, masks]
+        let mut results: Vec<Vec<u8>> = [terms, net, masks, features]
             .iter()
             .map(|p| std::fs::read(p).unwrap())
             .collect();
