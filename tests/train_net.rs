@@ -189,24 +189,7 @@ fn the_trained_net_beats_a_constant_and_an_untrained_net_on_held_out_positions()
             "512",
         ],
     );
-    let held_out = || {
-        Loader::start(LoaderConfig {
-            inputs: vec![Input {
-                path: db.clone(),
-                weight: 1.0,
-            }],
-            mixing: false,
-            batch_size: 1000,
-            set: FeatureSet::Chess768,
-            shuffle: false,
-            shuffle_buffer: 0,
-            seed: 0,
-            threads: 1,
-            filter: Default::default(),
-            split: Split::HeldOut(0.1),
-        })
-        .unwrap()
-    };
+    let held_out = || in_order(&db, 1000, Split::HeldOut(0.1));
     let prepared = pawnstorm::eval::default_weights();
     let trained = Network::load(&out).expect("loads");
     let trained = compare::results_only(held_out(), std::sync::Arc::new(trained), prepared)
@@ -242,26 +225,30 @@ fn the_trained_net_beats_a_constant_and_an_untrained_net_on_held_out_positions()
     assert!(hce.loss < hce.baseline && (hce.baseline - fit.baseline).abs() < 1e-12);
 }
 
-/// The net's integer evaluation of the first 500 positions of `db` stays within the
-/// quantisation error of the float model `checkpoint` holds.
-fn follows_the_float_model(net: &Network, checkpoint: &Checkpoint, layout: Layout, db: &Path) {
-    let loader = Loader::start(LoaderConfig {
+/// `db`'s positions on `split`'s side, in order, as Chess768 batches of `batch_size`.
+fn in_order(db: &Path, batch_size: usize, split: Split) -> Loader {
+    Loader::start(LoaderConfig {
         inputs: vec![Input {
             path: db.to_path_buf(),
             weight: 1.0,
         }],
         mixing: false,
-        batch_size: 500,
+        batch_size,
         set: FeatureSet::Chess768,
         shuffle: false,
         shuffle_buffer: 0,
         seed: 0,
         threads: 1,
         filter: Default::default(),
-        split: Split::All,
+        split,
     })
-    .unwrap();
-    let batch = loader.into_iter().next().unwrap().unwrap();
+    .unwrap()
+}
+
+/// The net's integer evaluation of the first 500 positions of `db` stays within the
+/// quantisation error of the float model `checkpoint` holds.
+fn follows_the_float_model(net: &Network, checkpoint: &Checkpoint, layout: Layout, db: &Path) {
+    let batch = in_order(db, 500, Split::All).next().unwrap().unwrap();
     let (mut largest, mut total_error) = (0.0f32, 0.0f32);
     for i in 0..batch.len {
         let ours = &batch.stm_features[i * MAX_ACTIVE..(i + 1) * MAX_ACTIVE];

@@ -247,12 +247,13 @@ pub fn dispatch<F: LanesFn>(path: Path, kernel: F) -> F::Output {
     // input handling; the property tests hold each level to the scalar code.
     #[cfg(all(target_arch = "x86_64", not(pawnstorm_fuzz)))]
     {
+        use crate::lanes::x86::{Avx2x4, Avx512x8};
         // SAFETY: the CPU has the level's instruction sets (checked when `path` was made).
         unsafe {
             match (path.level, path.width) {
-                (Level::Avx512, Width::Eight) => x86::avx512(Lanes512(kernel)),
-                (Level::Avx2, Width::Four) => x86::avx2(Lanes256(kernel)),
-                (Level::Sse4, _) => x86::sse4(OneLane(kernel)),
+                (Level::Avx512, Width::Eight) => x86::avx512(on_lanes::<Avx512x8, F>(kernel)),
+                (Level::Avx2, Width::Four) => x86::avx2(on_lanes::<Avx2x4, F>(kernel)),
+                (Level::Sse4, _) => x86::sse4(on_lanes::<u64, F>(kernel)),
                 // One lane (the reference at the higher levels: compiled once, for the
                 // baseline, rather than once per level), and the Scalar level's own.
                 _ => kernel.call::<u64>(),
@@ -290,39 +291,20 @@ pub fn dispatch_level<F: LevelFn>(path: Path, code: F) -> F::Output {
     }
 }
 
-/// A [`LanesFn`] on one lane, as a [`LevelFn`].
+/// A [`LanesFn`] on lanes `L`, as a [`LevelFn`] (for the level's function to compile).
 #[cfg(all(target_arch = "x86_64", not(pawnstorm_fuzz)))]
-struct OneLane<F>(F);
+struct OnLanes<L, F>(F, std::marker::PhantomData<L>);
 #[cfg(all(target_arch = "x86_64", not(pawnstorm_fuzz)))]
-impl<F: LanesFn> LevelFn for OneLane<F> {
-    type Output = F::Output;
-    #[inline(always)]
-    fn call(self) -> F::Output {
-        self.0.call::<u64>()
-    }
+#[inline(always)]
+fn on_lanes<L: Lanes, F: LanesFn>(kernel: F) -> OnLanes<L, F> {
+    OnLanes(kernel, std::marker::PhantomData)
 }
-
-/// A [`LanesFn`] on AVX2's four lanes, as a [`LevelFn`].
 #[cfg(all(target_arch = "x86_64", not(pawnstorm_fuzz)))]
-struct Lanes256<F>(F);
-#[cfg(all(target_arch = "x86_64", not(pawnstorm_fuzz)))]
-impl<F: LanesFn> LevelFn for Lanes256<F> {
+impl<L: Lanes, F: LanesFn> LevelFn for OnLanes<L, F> {
     type Output = F::Output;
     #[inline(always)]
     fn call(self) -> F::Output {
-        self.0.call::<crate::lanes::x86::Avx2x4>()
-    }
-}
-
-/// A [`LanesFn`] on AVX-512's eight lanes, as a [`LevelFn`].
-#[cfg(all(target_arch = "x86_64", not(pawnstorm_fuzz)))]
-struct Lanes512<F>(F);
-#[cfg(all(target_arch = "x86_64", not(pawnstorm_fuzz)))]
-impl<F: LanesFn> LevelFn for Lanes512<F> {
-    type Output = F::Output;
-    #[inline(always)]
-    fn call(self) -> F::Output {
-        self.0.call::<crate::lanes::x86::Avx512x8>()
+        self.0.call::<L>()
     }
 }
 

@@ -178,34 +178,7 @@ def test_a_hand_written_bullet_network_gives_the_formulas_values(tmp_path, cli, 
     size = path.stat().st_size
     assert size == (1542 * n + 2 if not pad else -(-(1542 * n + 2) // 64) * 64)
     fens = positions(120, seed=n * 7 + out_range)
-    stm = np.array([reference(fen, net) for fen in fens], dtype=np.int32)
-    black = np.array([chess.Board(fen).turn == chess.BLACK for fen in fens])
-    white = np.where(black, -stm, stm)
-    # The weights drive the values far apart: not a constant, not all clamped.
-    assert len(set(stm.tolist())) > 100
-
-    # The CLI, on text input and on a DB, both points of view.
-    epd = tmp_path / "positions.epd"
-    epd.write_text("\n".join(fens) + "\n")
-    out = tmp_path / "scores.npy"
-    cli("eval", epd, "--eval", "nnue", "--net", path, "--pov", "stm", "-o", out)
-    np.testing.assert_array_equal(np.load(out), stm)
-    db_path = tmp_path / "positions.psdb"
-    cli("import", epd, "-o", db_path)
-    cli("eval", db_path, "--eval", "nnue", "--net", path, "-o", out, "--threads", "2")
-    np.testing.assert_array_equal(np.load(out), white)
-
-    # The Python API: a DB, FENs, board arrays; every kernel path.
-    db = pawnstorm.Database(db_path)
-    for scalar in (False, True):
-        np.testing.assert_array_equal(db.evaluate(eval="nnue", net=path, pov="stm", scalar=scalar), stm)
-    np.testing.assert_array_equal(db.evaluate(net=path, threads=1), white)
-    np.testing.assert_array_equal(pawnstorm.evaluate_fens(fens, eval="nnue", net=str(path)), white)
-    boards = db.bitboards()
-    side = db.columns()["side_to_move"]
-    np.testing.assert_array_equal(
-        pawnstorm.evaluate_boards(boards, side, count=len(db), eval="nnue", net=path, pov="stm"), stm
-    )
+    evaluates_as_the_formula(tmp_path, cli, path, net, fens)
 
 
 @pytest.mark.parametrize("n, buckets, out_range", [(48, 8, 127), (64, 8, 400), (32, 3, 127)])
@@ -217,10 +190,19 @@ def test_a_hand_written_bucketed_network_gives_the_formulas_values(tmp_path, cli
     fens = thinned_positions(160, seed=n + buckets)
     used = {output_bucket(chess.Board(fen), buckets) for fen in fens}
     assert used == set(range(buckets)), f"every bucket is read: {sorted(used)}"
+    evaluates_as_the_formula(tmp_path, cli, path, net, fens)
+
+
+def evaluates_as_the_formula(tmp_path, cli, path, net, fens):
+    """The network file at `path` gives `reference`'s values for `net` on `fens` through
+    the CLI (text input and a DB, both points of view) and the Python API (a DB, FENs,
+    board arrays; every kernel path)."""
     stm = np.array([reference(fen, net) for fen in fens], dtype=np.int32)
-    assert len(set(stm.tolist())) > 100
     black = np.array([chess.Board(fen).turn == chess.BLACK for fen in fens])
     white = np.where(black, -stm, stm)
+    # The weights drive the values far apart: not a constant, not all clamped.
+    assert len(set(stm.tolist())) > 100
+
     epd = tmp_path / "positions.epd"
     epd.write_text("\n".join(fens) + "\n")
     out = tmp_path / "scores.npy"
@@ -228,10 +210,19 @@ def test_a_hand_written_bucketed_network_gives_the_formulas_values(tmp_path, cli
     np.testing.assert_array_equal(np.load(out), stm)
     db_path = tmp_path / "positions.psdb"
     cli("import", epd, "-o", db_path)
+    cli("eval", db_path, "--eval", "nnue", "--net", path, "-o", out, "--threads", "2")
+    np.testing.assert_array_equal(np.load(out), white)
+
     db = pawnstorm.Database(db_path)
     for scalar in (False, True):
-        np.testing.assert_array_equal(db.evaluate(net=path, scalar=scalar), white)
+        np.testing.assert_array_equal(db.evaluate(eval="nnue", net=path, pov="stm", scalar=scalar), stm)
+    np.testing.assert_array_equal(db.evaluate(net=path, threads=1), white)
     np.testing.assert_array_equal(pawnstorm.evaluate_fens(fens, eval="nnue", net=str(path)), white)
+    boards = db.bitboards()
+    side = db.columns()["side_to_move"]
+    np.testing.assert_array_equal(
+        pawnstorm.evaluate_boards(boards, side, count=len(db), eval="nnue", net=path, pov="stm"), stm
+    )
 
 
 def test_bad_network_files_are_refused_with_the_reason(tmp_path, cli):
