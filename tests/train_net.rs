@@ -9,7 +9,6 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use pawnstorm::db::{Columns, DbWriter};
 use pawnstorm::nnue::Network;
@@ -405,7 +404,7 @@ fn an_interrupt_leaves_the_last_checkpoint_whole() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("train.psdb");
     write_db(&db, 3000);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_pawnstorm"))
+    let child = Command::new(env!("CARGO_BIN_EXE_pawnstorm"))
         .args([
             "train-net",
             db.to_str().unwrap(),
@@ -421,6 +420,7 @@ fn an_interrupt_leaves_the_last_checkpoint_whole() {
             "0",
         ])
         .current_dir(dir.path())
+        .env("PAWNSTORM_TEST_STOP_IN_CHECKPOINT", "1")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -433,24 +433,25 @@ fn an_interrupt_leaves_the_last_checkpoint_whole() {
             .filter_map(|e| e.ok()?.file_name().into_string().ok())
             .any(|name| name.starts_with(".ckpt-"))
     };
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        // A second checkpoint being written over the first.
-        if checkpoint.exists() && temporary() {
-            // SAFETY: signals to our own child.
-            unsafe { libc::kill(pid, libc::SIGSTOP) };
-            if temporary() {
-                break;
-            }
-            unsafe { libc::kill(pid, libc::SIGCONT) };
-        }
+    // The trainer stops itself in each save with the temporary file written and not yet
+    // renamed (PAWNSTORM_TEST_STOP_IN_CHECKPOINT): no race with the writer, at any load.
+    let wait_until_stopped = || {
+        let mut status = 0;
+        // SAFETY: waits on our own child; WUNTRACED reports the stop without reaping it.
+        let waited = unsafe { libc::waitpid(pid, &mut status, libc::WUNTRACED) };
+        assert_eq!(waited, pid);
         assert!(
-            child.try_wait().unwrap().is_none(),
-            "finished before the interrupt"
+            libc::WIFSTOPPED(status),
+            "the trainer ended (status {status}) before its second save"
         );
-        assert!(Instant::now() < deadline, "no checkpoint written");
-        std::thread::sleep(Duration::from_micros(100));
-    }
+    };
+    // The first save: nothing to keep yet, so on to the second.
+    wait_until_stopped();
+    assert!(temporary() && !checkpoint.exists());
+    unsafe { libc::kill(pid, libc::SIGCONT) };
+    // The second, being written over the first: interrupted there.
+    wait_until_stopped();
+    assert!(temporary() && checkpoint.exists());
     unsafe {
         libc::kill(pid, libc::SIGINT);
         libc::kill(pid, libc::SIGCONT);

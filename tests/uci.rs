@@ -170,12 +170,14 @@ fn threads_search_until_stop_and_stop_at_once() {
     engine.send("setoption name Threads value 4");
     engine.ready();
     let mut waits = Vec::new();
+    let mut rounds_with_a_late_iteration = 0;
     for _ in 0..5 {
         engine.send("position startpos");
+        let go = Instant::now();
         engine.send("go infinite");
-        // A second in, an iteration takes about as long again: an engine that finished it
-        // before answering `stop` would wait about half a second on average.
+        // A second in, an iteration takes a few hundred milliseconds.
         std::thread::sleep(Duration::from_millis(1000));
+        let stop_at_ms = go.elapsed().as_millis() as u64;
         let asked = Instant::now();
         engine.send("stop");
         let lines = engine.until("bestmove");
@@ -183,21 +185,40 @@ fn threads_search_until_stop_and_stop_at_once() {
         assert!(legal(None, &[]).contains(&bestmove(&lines)));
         // `info` comes from the main thread only: depths in order, one line each, but for a
         // last line repeating the final depth when a helper's line was better.
-        let depths: Vec<i32> = lines
+        let depths: Vec<(i32, u64)> = lines
             .iter()
             .filter(|l| l.starts_with("info depth"))
-            .map(|l| field(l, "depth").parse().unwrap())
+            .map(|l| {
+                let depth: i32 = field(l, "depth").parse().unwrap();
+                let time: u64 = field(l, "time").parse().unwrap();
+                (depth, time)
+            })
             .collect();
         let body = &depths[..depths.len().saturating_sub(1)];
-        assert!(body.windows(2).all(|w| w[0] < w[1]), "{lines:?}");
-        assert!(depths.windows(2).all(|w| w[0] <= w[1]), "{lines:?}");
+        assert!(body.windows(2).all(|w| w[0].0 < w[1].0), "{lines:?}");
+        assert!(depths.windows(2).all(|w| w[0].0 <= w[1].0), "{lines:?}");
+        // An iteration finished after `stop` was sent (by the engine's clock, which starts
+        // after ours): what an engine that finishes its iteration before answering shows
+        // in every round. One that stops at once shows it only when an iteration happened
+        // to end in the moment between `stop` and its next look at the flag.
+        let completed = depths
+            .iter()
+            .enumerate()
+            .filter(|(i, d)| *i == 0 || depths[i - 1].0 < d.0);
+        if completed.clone().any(|(_, &(_, time))| time > stop_at_ms) {
+            rounds_with_a_late_iteration += 1;
+        }
     }
+    assert!(
+        rounds_with_a_late_iteration <= 2,
+        "an iteration ended after `stop` in {rounds_with_a_late_iteration} of 5 rounds (waits {waits:?})"
+    );
     waits.sort();
-    // The threads look at the flag every 1,024 nodes (under a millisecond); the bounds
-    // leave room for pipes and for a loaded machine's waits for a core, and stay well under
-    // what finishing the iteration would take.
-    assert!(waits[2] < Duration::from_millis(250), "{waits:?}");
-    assert!(waits[4] < Duration::from_millis(2000), "{waits:?}");
+    // The threads look at the flag every 1,024 nodes (under a millisecond of a core). In
+    // wall-clock time that is bounded only loosely: a loaded machine's waits for a core
+    // come on top. The check above holds the engine to stopping at once; this one to
+    // answering at all.
+    assert!(waits[4] < Duration::from_secs(10), "{waits:?}");
     engine.quit();
 }
 

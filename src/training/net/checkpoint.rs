@@ -160,8 +160,21 @@ impl Checkpoint {
         let (mut temp, pending) = crate::io::durable::temp_file_for(path, ".ckpt-", ".tmp")?;
         temp.write_all(&self.to_bytes())?;
         temp.as_file().sync_all()?;
+        stop_here_for_tests();
         pending.commit(|| temp.persist(path).map_err(|e| e.error))?;
         crate::io::durable::sync_parent_dir(path)
+    }
+}
+
+/// For the test of an interrupt during a save only (tests/train_net.rs): with
+/// `PAWNSTORM_TEST_STOP_IN_CHECKPOINT` set, the process stops itself (SIGSTOP) with the
+/// temporary file written and not yet renamed, so that the test signals it at exactly that
+/// point instead of polling for it.
+fn stop_here_for_tests() {
+    #[cfg(target_os = "linux")]
+    if std::env::var_os("PAWNSTORM_TEST_STOP_IN_CHECKPOINT").is_some() {
+        // SAFETY: raise has no preconditions; SIGSTOP stops this process until SIGCONT.
+        unsafe { libc::raise(libc::SIGSTOP) };
     }
 }
 
