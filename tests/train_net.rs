@@ -697,3 +697,76 @@ fn a_cached_pass_gives_the_batches_of_a_read() {
     from_db.inputs[0].path = db;
     assert!(!PassCache::suits(&from_db));
 }
+
+/// `--validation FILE`: the loss on FILE's positions after each epoch, printed and kept in
+/// the net's provenance, without training on them. A net trained on fixture positions
+/// (results from their games, scores by the evaluation) is measured on those positions and
+/// on the same ones with every label turned round (the score negated, the result the other
+/// side's): the second loss is the larger, and all three nets (either file, or none) are
+/// the same bytes.
+#[test]
+fn validation_files_are_measured_and_never_trained_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let (train_db, turned_db) = (path("train.psdb"), path("turned.psdb"));
+    write_db(Path::new(&train_db), 3000);
+    let mut writer =
+        DbWriter::create(Path::new(&turned_db), 4096, Columns::NONE, false).expect("create");
+    let reader = pawnstorm::db::Database::open(Path::new(&train_db)).expect("open");
+    for row in 0..reader.len() {
+        let mut record = reader.record(row).expect("a record");
+        record.labels.score = record.labels.score.map(|s| -s);
+        record.labels.result = record.labels.result.map(|r| match r {
+            GameResult::WhiteWin => GameResult::BlackWin,
+            GameResult::BlackWin => GameResult::WhiteWin,
+            GameResult::Draw => GameResult::Draw,
+        });
+        writer.push(&record).expect("push");
+    }
+    writer.finish().expect("finish");
+    let common = [
+        "--holdout",
+        "0",
+        "--scale",
+        "150",
+        "--epochs",
+        "2",
+        "--batch-size",
+        "256",
+    ];
+    let validation_loss = |stderr: &str| -> Vec<f64> {
+        stderr
+            .lines()
+            .filter(|l| l.starts_with("epoch "))
+            .map(|l| {
+                let rest = &l[l.find("validation ").unwrap_or_else(|| panic!("{l}")) + 11..];
+                rest.split_whitespace().next().unwrap().parse().unwrap()
+            })
+            .collect()
+    };
+    let (same_net, turned_net, plain_net) =
+        (path("same.nnue"), path("turned.nnue"), path("plain.nnue"));
+    let same = train(
+        &train_db,
+        &same_net,
+        &[&common[..], &["--validation", &train_db]].concat(),
+    );
+    let turned = train(
+        &train_db,
+        &turned_net,
+        &[&common[..], &["--validation", &turned_db]].concat(),
+    );
+    train(&train_db, &plain_net, &common);
+    let (same, turned) = (validation_loss(&same), validation_loss(&turned));
+    assert_eq!((same.len(), turned.len()), (2, 2));
+    assert!(same[1] < turned[1], "{same:?} against {turned:?}");
+    let bytes = |p: &str| std::fs::read(p).unwrap();
+    let weights = |p: &str| Network::load(Path::new(p)).unwrap().raw_bytes().to_vec();
+    assert_eq!(weights(&same_net), weights(&plain_net));
+    assert_eq!(weights(&turned_net), weights(&plain_net));
+    let provenance = String::from_utf8_lossy(&bytes(&turned_net)).to_string();
+    assert!(
+        provenance.contains("validation loss"),
+        "the provenance names it"
+    );
+}

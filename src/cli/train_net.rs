@@ -81,6 +81,11 @@ pub struct Args {
     /// inputs have game ids, else runs of 512 consecutive positions (0: none)
     #[arg(long, default_value_t = 0.1, value_parser = holdout_fraction)]
     holdout: f64,
+    /// Also measure the loss after each epoch on these positions (never trained on; the
+    /// run's filters apply), e.g. data/validation/*.binpack: a fixed set, so that the losses
+    /// of runs on other inputs compare (give them one --scale)
+    #[arg(long, value_name = "FILE", num_args = 1..)]
+    validation: Vec<PathBuf>,
     /// Positions an epoch holds, the passes over the inputs running on across epochs
     /// (bullet's superbatch); default: one pass
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
@@ -189,8 +194,14 @@ impl Observer for Progress {
         let held = report
             .held_loss
             .map_or(String::new(), |h| format!(", held-out {h:.6}"));
+        let validation = report.validation_loss.map_or(String::new(), |v| {
+            format!(
+                ", validation {v:.6} ({} positions)",
+                report.validation_positions
+            )
+        });
         let line = format!(
-            "epoch {}/{}: loss {:.6}{held}, lr {:.3e}, {} positions in {:.1} s, {:.0} positions/s",
+            "epoch {}/{}: loss {:.6}{held}{validation}, lr {:.3e}, {} positions in {:.1} s, {:.0} positions/s",
             report.epoch,
             self.epochs,
             report.train_loss,
@@ -220,9 +231,9 @@ pub fn run(args: Args, _global: Global) -> Result<()> {
         .iter()
         .map(|text| mix::parse_input(text).map_err(anyhow::Error::msg))
         .collect::<Result<_>>()?;
-    for input in &inputs {
-        if !input.path.is_file() {
-            bail!("{}: no such file", input.path.display());
+    for path in inputs.iter().map(|i| &i.path).chain(&args.validation) {
+        if !path.is_file() {
+            bail!("{}: no such file", path.display());
         }
     }
     let dir = match args.output.parent() {
@@ -298,6 +309,14 @@ pub fn run(args: Args, _global: Global) -> Result<()> {
         final_lr,
         batch_size: args.batch_size as usize,
         holdout: args.holdout,
+        validation: args
+            .validation
+            .iter()
+            .map(|path| Input {
+                path: path.clone(),
+                weight: 1.0,
+            })
+            .collect(),
         seed: args.seed,
         shuffle_buffer: args.shuffle_buffer,
         epoch_positions: args.epoch_positions,
@@ -391,7 +410,10 @@ pub fn run(args: Args, _global: Global) -> Result<()> {
         outcome.train_loss,
         outcome
             .held_loss
-            .map_or(String::new(), |h| format!(", held-out {h:.6}")),
+            .map_or(String::new(), |h| format!(", held-out {h:.6}"))
+            + &outcome
+                .validation_loss
+                .map_or(String::new(), |v| format!(", validation {v:.6}")),
         started.elapsed().as_secs_f64(),
         args.output.display()
     );
@@ -518,6 +540,14 @@ fn provenance(
         outcome
             .held_loss
             .map_or(String::new(), |h| format!(", held-out loss {h:.6}"))
+            + &outcome.validation_loss.map_or(String::new(), |v| format!(
+                ", validation loss {v:.6} ({})",
+                args.validation
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
     ));
     if let Some(c) = comparison {
         text.push_str(&format!("{}\n", comparison_text(c)));

@@ -40,6 +40,10 @@ pub struct RunConfig {
     pub batch_size: usize,
     /// Fraction held out (0: none).
     pub holdout: f64,
+    /// Positions the loss is also measured on after each epoch, whole and in order, never
+    /// trained on (a fixed file such as data/validation/, so that losses compare across
+    /// runs; the run's filters apply). Empty: none.
+    pub validation: Vec<Input>,
     pub seed: u64,
     pub shuffle_buffer: usize,
     /// Positions an epoch holds; `None`: one pass over the inputs.
@@ -72,6 +76,8 @@ pub struct EpochReport {
     pub positions: u64,
     pub held_loss: Option<f64>,
     pub held_positions: u64,
+    pub validation_loss: Option<f64>,
+    pub validation_positions: u64,
     /// Seconds spent on the training positions, and on the epoch in all.
     pub train_seconds: f64,
     pub seconds: f64,
@@ -93,6 +99,8 @@ pub struct Outcome {
     /// The last epoch's losses (from the checkpoint when no epoch was left to run).
     pub train_loss: f64,
     pub held_loss: Option<f64>,
+    /// The last epoch's loss on the validation positions (none when no epoch ran).
+    pub validation_loss: Option<f64>,
     /// What the last complete training pass and the last held-out pass read.
     pub train_counts: Option<ReadCounts>,
     pub held_counts: Option<ReadCounts>,
@@ -295,6 +303,7 @@ pub fn train(
     let mut reports = Vec::new();
     let (mut total_positions, mut total_seconds) = (0u64, 0.0f64);
     let mut held_counts = None;
+    let mut last_validation_loss = None;
     for epoch in first_epoch..config.epochs {
         let started = Instant::now();
         let lr = scheduled_lr(
@@ -328,11 +337,18 @@ pub fn train(
         let train_seconds = started.elapsed().as_secs_f64();
         let train_loss = error / counted.max(1) as f64;
         let (held_loss, held_positions) = if config.holdout > 0.0 {
-            let (loss, n, counts) = held_out_loss(&stream, &mut trainer, pool)?;
+            let (loss, n, counts) = mean_loss(held_out_loader(config)?, &mut trainer, pool)?;
             held_counts = Some(counts);
             (Some(loss), n)
         } else {
             (None, 0)
+        };
+        let (validation_loss, validation_positions) = if config.validation.is_empty() {
+            (None, 0)
+        } else {
+            let (loss, n, _) = mean_loss(validation_loader(config)?, &mut trainer, pool)?;
+            last_validation_loss = Some(loss);
+            (Some(loss), n)
         };
         total_positions += positions;
         total_seconds += train_seconds;
@@ -358,6 +374,8 @@ pub fn train(
             positions,
             held_loss,
             held_positions,
+            validation_loss,
+            validation_positions,
             train_seconds,
             seconds: started.elapsed().as_secs_f64(),
         };
@@ -369,6 +387,7 @@ pub fn train(
         epochs: reports,
         train_loss: last_losses.0,
         held_loss: last_losses.1,
+        validation_loss: last_validation_loss,
         train_counts: stream.last_counts,
         held_counts,
         positions: total_positions,
@@ -376,13 +395,12 @@ pub fn train(
     })
 }
 
-/// The mean loss over the held-out positions, how many counted, and what the pass read.
-fn held_out_loss(
-    stream: &Stream<'_>,
+/// The mean loss over a loader's positions, how many counted, and what the pass read.
+fn mean_loss(
+    mut loader: Loader,
     trainer: &mut Trainer,
     pool: &rayon::ThreadPool,
 ) -> Result<(f64, u64, ReadCounts), String> {
-    let mut loader = held_out_loader(stream.config)?;
     let (mut error, mut counted) = (0.0, 0usize);
     let recycler = loader.recycler();
     for batch in loader.by_ref() {
@@ -404,6 +422,15 @@ fn held_out_loss(
 pub fn held_out_loader(config: &RunConfig) -> Result<Loader, String> {
     let stream = Stream::new(config);
     Loader::start(stream.loader_config(Split::HeldOut(config.holdout), false, config.seed))
+}
+
+/// A pass over the validation positions, whole and in order.
+pub fn validation_loader(config: &RunConfig) -> Result<Loader, String> {
+    let stream = Stream::new(config);
+    let mut loader_config = stream.loader_config(Split::All, false, config.seed);
+    loader_config.inputs = config.validation.clone();
+    loader_config.mixing = false;
+    Loader::start(loader_config)
 }
 
 /// The logistic's scale (centipawns) at which the stored scores of the training positions
