@@ -32,6 +32,11 @@ pub struct Args {
     /// Nodes searched per move
     #[arg(long, default_value_t = datagen::DEFAULT_NODES, value_parser = clap::value_parser!(u64).range(1..))]
     nodes: u64,
+    /// Spend every search's nodes whole, as before 2026-11-29: by default no iteration is
+    /// started that is forecast not to finish within --nodes (its work would be thrown
+    /// away; the score and move are the last finished iteration's either way)
+    #[arg(long)]
+    no_forecast: bool,
     /// Random legal moves from the start position before the engine plays
     #[arg(long, default_value_t = datagen::DEFAULT_RANDOM_PLIES, value_name = "N")]
     random_plies: u16,
@@ -91,6 +96,7 @@ pub fn run(args: Args) -> Result<()> {
     }
     let config = Config {
         nodes: args.nodes,
+        forecast_nodes: !args.no_forecast,
         random_plies: args.random_plies,
         opening_window: args.opening_window,
         max_plies: args.max_plies,

@@ -18,6 +18,10 @@ pub struct Limits {
     pub movetime: Option<u64>,
     pub depth: Option<i32>,
     pub nodes: Option<u64>,
+    /// With `nodes`: start no iteration that is forecast not to finish within them (its
+    /// work would be thrown away), by the growth from the iteration before the last to the
+    /// last. Datagen's searches; UCI's `go nodes` spends its nodes whole.
+    pub forecast_nodes: bool,
     /// Stop once a mate in this many moves (or fewer) is found.
     pub mate: Option<u32>,
     pub infinite: bool,

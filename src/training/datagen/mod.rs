@@ -65,6 +65,9 @@ impl Default for Adjudication {
 #[derive(Clone, Debug)]
 pub struct Config {
     pub nodes: u64,
+    /// Start no iteration forecast not to finish within `nodes` ([`Limits::forecast_nodes`]):
+    /// the same labels (the deepest iteration that finishes) for fewer nodes.
+    pub forecast_nodes: bool,
     pub random_plies: u16,
     pub opening_window: i32,
     pub max_plies: u16,
@@ -76,6 +79,7 @@ impl Default for Config {
     fn default() -> Config {
         Config {
             nodes: DEFAULT_NODES,
+            forecast_nodes: true,
             random_plies: DEFAULT_RANDOM_PLIES,
             opening_window: DEFAULT_OPENING_WINDOW,
             max_plies: DEFAULT_MAX_PLIES,
@@ -335,10 +339,11 @@ impl Playing {
 }
 
 /// Searches the current position to the configured node count.
-fn search(engine: &mut Engine, playing: &Playing, nodes: u64) -> SearchResult {
+fn search(engine: &mut Engine, playing: &Playing, config: &Config) -> SearchResult {
     let control = Control::default();
     let limits = Limits {
-        nodes: Some(nodes),
+        nodes: Some(config.nodes),
+        forecast_nodes: config.forecast_nodes,
         ..Limits::default()
     };
     let board = playing.board();
@@ -384,7 +389,7 @@ fn draw_opening(
             continue;
         }
         draws += 1;
-        let result = search(engine, &playing, config.nodes);
+        let result = search(engine, &playing, config);
         if result.score.abs() <= config.opening_window {
             return (playing, Some(result));
         }
@@ -445,7 +450,7 @@ fn play_out(
         }
         let result = first_search
             .take()
-            .unwrap_or_else(|| search(engine, &playing, config.nodes));
+            .unwrap_or_else(|| search(engine, &playing, config));
         let board = playing.board();
         let score = white_pov(result.score, board.side_to_move());
         searched.push((board.position().clone(), score, ply, None));
