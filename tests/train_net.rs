@@ -770,3 +770,48 @@ fn validation_files_are_measured_and_never_trained_on() {
         "the provenance names it"
     );
 }
+
+/// `--warmup N`: the first N epochs climb to --lr, the cosine runs over the rest, as each
+/// epoch line's learning rate shows; the provenance says so.
+#[test]
+fn a_warm_up_climbs_to_the_learning_rate_before_the_cosine() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("train.psdb");
+    write_db(&db, 2000);
+    let out = dir.path().join("net.nnue");
+    let stderr = train(
+        db.to_str().unwrap(),
+        out.to_str().unwrap(),
+        &[
+            "--epochs",
+            "5",
+            "--warmup",
+            "2",
+            "--lr",
+            "0.003",
+            "--final-lr",
+            "0.0001",
+        ],
+    );
+    let rates: Vec<f64> = stderr
+        .lines()
+        .filter(|l| l.starts_with("epoch "))
+        .map(|l| {
+            let rest = &l[l.find(", lr ").unwrap_or_else(|| panic!("{l}")) + 5..];
+            rest.split(',').next().unwrap().parse().unwrap()
+        })
+        .collect();
+    let expected = [0.001, 0.002, 0.003, 0.00155, 0.0001];
+    assert_eq!(rates.len(), 5, "{stderr}");
+    for (rate, want) in rates.iter().zip(expected) {
+        assert!(
+            (rate - want).abs() < want * 1e-3,
+            "{rates:?} against {expected:?}"
+        );
+    }
+    let provenance = String::from_utf8_lossy(&std::fs::read(&out).unwrap()).to_string();
+    assert!(
+        provenance.contains("lr 0.003 after 2 warm-up epochs"),
+        "the provenance says so"
+    );
+}

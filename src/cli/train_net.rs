@@ -74,6 +74,10 @@ pub struct Args {
     /// 0.001 → 0.001 · 0.3³)
     #[arg(long, value_parser = non_negative)]
     final_lr: Option<f64>,
+    /// Epochs of linear warm-up before the cosine: epoch e < N at --lr · (e + 1) / (N + 1);
+    /// the cosine then runs over the epochs after them (with --epoch-positions, by superbatch)
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    warmup: u64,
     /// Positions per AdamW step
     #[arg(long, default_value_t = 16384, value_parser = clap::value_parser!(u64).range(1..=1 << 24))]
     batch_size: u64,
@@ -307,6 +311,7 @@ pub fn run(args: Args, _global: Global) -> Result<()> {
         scale: SCALE_WITHOUT_RESULTS,
         lr: args.lr,
         final_lr,
+        warmup: args.warmup,
         batch_size: args.batch_size as usize,
         holdout: args.holdout,
         validation: args
@@ -451,6 +456,10 @@ fn options_text(args: &Args, inputs: &[Input], final_lr: f64, filters: &FilterAr
     if args.output_buckets != 1 {
         text.push_str(&format!("output-buckets={}\n", args.output_buckets));
     }
+    // Only when used, so that checkpoints from before the option still resume.
+    if args.warmup > 0 {
+        text.push_str(&format!("warmup={}\n", args.warmup));
+    }
     text
 }
 
@@ -510,7 +519,7 @@ fn provenance(
     text.push_str(&format!("command: {}\n", command.join(" ")));
     text.push_str(&format!("date: {}\n", today()));
     text.push_str(&format!(
-        "network: (768 -> {}) x 2 -> 1 SCReLU{}; wdl {}, lr {} -> {final_lr} (cosine), batch \
+        "network: (768 -> {}) x 2 -> 1 SCReLU{}; wdl {}, lr {}{} -> {final_lr} (cosine), batch \
          {}, seed {}, holdout {}\n",
         args.hidden,
         match args.output_buckets {
@@ -519,6 +528,10 @@ fn provenance(
         },
         args.wdl,
         args.lr,
+        match args.warmup {
+            0 => String::new(),
+            n => format!(" after {n} warm-up epochs"),
+        },
         args.batch_size,
         args.seed,
         args.holdout

@@ -22,10 +22,16 @@ pub const WEIGHT_DECAY: f32 = 0.01;
 /// Parameters one task of the update handles.
 const UPDATE_CHUNK: usize = 16 * 1024;
 
-/// The learning rate of epoch `epoch` (from 0) of `epochs`: cosine from `lr` down to
-/// `final_lr` at the last epoch (bullet's `CosineDecayLR`, by epoch as bullet's is by
-/// superbatch).
-pub fn scheduled_lr(lr: f64, final_lr: f64, epoch: usize, epochs: usize) -> f64 {
+/// The learning rate of epoch `epoch` (from 0) of `epochs`: the first `warmup` epochs climb
+/// linearly to `lr` (`lr · (e + 1) / (warmup + 1)`, so none starts at 0 and the first after
+/// them is at `lr`), then cosine from `lr` down to `final_lr` at the last epoch (bullet's
+/// warm-up and `CosineDecayLR`, by epoch as bullet's are by superbatch: with
+/// `--epoch-positions` an epoch is one).
+pub fn scheduled_lr(lr: f64, final_lr: f64, warmup: usize, epoch: usize, epochs: usize) -> f64 {
+    if epoch < warmup {
+        return lr * (epoch + 1) as f64 / (warmup + 1) as f64;
+    }
+    let (epoch, epochs) = (epoch - warmup, epochs.saturating_sub(warmup));
     if epochs <= 1 {
         return lr;
     }
@@ -170,10 +176,23 @@ mod tests {
 
     #[test]
     fn the_schedule_runs_from_lr_to_final_lr() {
-        assert_eq!(scheduled_lr(1e-3, 1e-5, 0, 10), 1e-3);
-        assert!((scheduled_lr(1e-3, 1e-5, 9, 10) - 1e-5).abs() < 1e-12);
-        let mid = scheduled_lr(1e-3, 0.0, 5, 11);
+        assert_eq!(scheduled_lr(1e-3, 1e-5, 0, 0, 10), 1e-3);
+        assert!((scheduled_lr(1e-3, 1e-5, 0, 9, 10) - 1e-5).abs() < 1e-12);
+        let mid = scheduled_lr(1e-3, 0.0, 0, 5, 11);
         assert!((mid - 5e-4).abs() < 1e-12);
-        assert_eq!(scheduled_lr(1e-3, 1e-5, 0, 1), 1e-3);
+        assert_eq!(scheduled_lr(1e-3, 1e-5, 0, 0, 1), 1e-3);
+    }
+
+    #[test]
+    fn a_warm_up_climbs_to_lr_and_the_cosine_follows_it() {
+        let lr = |epoch| scheduled_lr(1e-3, 1e-5, 3, epoch, 13);
+        assert!((lr(0) - 2.5e-4).abs() < 1e-12);
+        assert!((lr(2) - 7.5e-4).abs() < 1e-12);
+        // The cosine over the 10 epochs after the warm-up, as without one.
+        for epoch in 3..13 {
+            assert!((lr(epoch) - scheduled_lr(1e-3, 1e-5, 0, epoch - 3, 10)).abs() < 1e-15);
+        }
+        // A warm-up as long as the run: it climbs, and ends below lr.
+        assert!(scheduled_lr(1e-3, 1e-5, 5, 4, 5) < 1e-3);
     }
 }

@@ -37,6 +37,8 @@ pub struct RunConfig {
     pub scale: f64,
     pub lr: f64,
     pub final_lr: f64,
+    /// Epochs (superbatches) of linear warm-up before the cosine (see [`scheduled_lr`]).
+    pub warmup: u64,
     pub batch_size: usize,
     /// Fraction held out (0: none).
     pub holdout: f64,
@@ -309,6 +311,7 @@ pub fn train(
         let lr = scheduled_lr(
             config.lr,
             config.final_lr,
+            config.warmup as usize,
             epoch as usize,
             config.epochs as usize,
         );
