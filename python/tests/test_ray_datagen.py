@@ -1,6 +1,8 @@
 """examples/ray_datagen.py on a local Ray instance: the merged DB is the one the same CLI
 commands make one after another on one machine, and a failing task leaves no shard."""
 
+import json
+
 import pytest
 from conftest import load_example, psdb_contents, required
 
@@ -30,7 +32,10 @@ def test_shards_merge_to_the_single_machine_db(cli, pawnstorm_bin, tmp_path, loc
         cli("merge", *local, "-o", expected)
         assert psdb_contents(out) == psdb_contents(expected), f"label={label}"
         shard_dir = out.with_name(out.stem + ".shards")
-        assert sorted(p.name for p in shard_dir.iterdir()) == [f"shard-0000{i}.psdb" for i in range(3)]
+        assert sorted(p.name for p in shard_dir.iterdir()) == ["manifest.jsonl"] + [f"shard-0000{i}.psdb" for i in range(3)]
+        manifest = [json.loads(line) for line in (shard_dir / "manifest.jsonl").read_text().splitlines()]
+        # Each shard once, in the order the tasks finished.
+        assert sorted((e["shard"], e["seed"]) for e in manifest) == [(f"shard-0000{i}", 40 + i) for i in range(3)]
         # A second run finds the shards complete and only merges.
         again, _ = example.generate(
             out, shards=3, games_per_shard=2, nodes=300, seed=40, label=label, pawnstorm=str(pawnstorm_bin)
