@@ -815,3 +815,78 @@ fn a_warm_up_climbs_to_the_learning_rate_before_the_cosine() {
         "the provenance says so"
     );
 }
+
+/// `--memory MIB` bounds the shuffle buffer and the pass cache together: with room for the
+/// buffer only, every pass reads its inputs again, and the net is the same bytes as the one
+/// trained from the cache; less than the buffer is refused, saying why.
+#[test]
+fn a_memory_bound_reads_again_instead_of_caching_and_trains_the_same_net() {
+    use pawnstorm::training::loader::PassCache;
+    // The bound itself: a cache of fewer positions than a pass keeps none.
+    let input = fixture(TEXEL);
+    let config = LoaderConfig {
+        inputs: vec![Input {
+            path: input.clone().into(),
+            weight: 1.0,
+        }],
+        mixing: false,
+        batch_size: 4000,
+        set: FeatureSet::Chess768,
+        shuffle: true,
+        shuffle_buffer: 10_000,
+        seed: 3,
+        threads: 2,
+        filter: Default::default(),
+        split: Split::All,
+    };
+    for (limit, filled) in [(1000, false), (1 << 20, true)] {
+        let cache = std::sync::Arc::new(PassCache::with_limit(limit));
+        let mut loader = Loader::start_cached(config.clone(), Some(cache.clone())).unwrap();
+        assert!(loader.by_ref().all(|b| b.is_ok()));
+        assert_eq!(cache.is_filled(), filled, "a limit of {limit}");
+    }
+    // Through the CLI (a text input, which the cache suits; results only, as it has no scores): 1 MiB holds the 4,096
+    // positions of the buffer and 28,672 more, not the fixture's 63,000.
+    let dir = tempfile::tempdir().unwrap();
+    let (cached, bounded) = (
+        dir.path().join("cached.nnue"),
+        dir.path().join("bounded.nnue"),
+    );
+    let pack = input.as_str();
+    let kept = train(
+        pack,
+        cached.to_str().unwrap(),
+        &["--epochs", "3", "--wdl", "1", "--scale", "400"],
+    );
+    let read_again = train(
+        pack,
+        bounded.to_str().unwrap(),
+        &[
+            "--epochs", "3", "--wdl", "1", "--scale", "400", "--memory", "1",
+        ],
+    );
+    assert!(
+        kept.contains("kept in memory after the first pass"),
+        "{kept}"
+    );
+    assert!(
+        read_again.contains("read again every pass (more positions than 28672"),
+        "{read_again}"
+    );
+    let weights = |p: &Path| Network::load(p).unwrap().raw_bytes().to_vec();
+    assert_eq!(weights(&cached), weights(&bounded));
+    let refused = fails(&[
+        "train-net",
+        pack,
+        "-o",
+        "x.nnue",
+        "--memory",
+        "1",
+        "--shuffle-buffer",
+        "100000",
+    ]);
+    assert!(
+        refused.contains("--memory 1 MiB is less than the shuffle buffer's 4 MiB"),
+        "{refused}"
+    );
+}

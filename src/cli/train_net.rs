@@ -97,6 +97,12 @@ pub struct Args {
     /// Positions held in the shuffle buffer (32 bytes each)
     #[arg(long, value_name = "N", default_value_t = 2_000_000)]
     shuffle_buffer: usize,
+    /// The most the loader holds, in MiB: the shuffle buffer and the cache of the training
+    /// positions kept from the first pass for the others (32 bytes a position each). Inputs
+    /// whose positions do not fit in what the buffer leaves are read again every pass
+    /// (default: a cache of up to 2 GiB)
+    #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..))]
+    memory: Option<u64>,
     /// Keep the positions skipped by default: in check, a capture or promotion as the move
     /// played, a mate score (the default skips are --skip-check --skip-capture --drop-mates)
     #[arg(long)]
@@ -330,7 +336,23 @@ pub fn run(args: Args, _global: Global) -> Result<()> {
         checkpoint: Some((checkpoint_path.clone(), options)),
         cache: None,
     };
-    config.cache = run::pass_cache(&config);
+    let cache_limit = match args.memory {
+        None => pawnstorm::training::loader::CACHED_POSITIONS,
+        Some(mib) => {
+            let buffer = args.shuffle_buffer as u64 * 32;
+            let bytes = mib << 20;
+            if buffer > bytes {
+                bail!(
+                    "--memory {mib} MiB is less than the shuffle buffer's {} MiB (--shuffle-buffer \
+                     {} positions, 32 bytes each)",
+                    buffer.div_ceil(1 << 20),
+                    args.shuffle_buffer
+                );
+            }
+            ((bytes - buffer) / 32) as usize
+        }
+    };
+    config.cache = run::pass_cache(&config, cache_limit);
     let scale_text = match args.scale {
         ScaleOption::Fixed(s) => {
             config.scale = s;
@@ -402,6 +424,20 @@ pub fn run(args: Args, _global: Global) -> Result<()> {
         .with_context(|| format!("writing {}", args.output.display()))?;
     if let Some(c) = &comparison {
         eprintln!("train-net: {}", comparison_text(c));
+    }
+    if let Some(cache) = &config.cache {
+        match cache.kept() {
+            Some(kept) => eprintln!(
+                "train-net: the training positions ({kept}, {} MiB) kept in memory after the \
+                 first pass",
+                (kept as u64 * 32).div_ceil(1 << 20)
+            ),
+            None if outcome.epochs.len() > 1 => eprintln!(
+                "train-net: the inputs read again every pass (more positions than {cache_limit} \
+                 fit beside the shuffle buffer; --memory)"
+            ),
+            None => {}
+        }
     }
     let rate = outcome.positions as f64 / outcome.train_seconds.max(1e-9);
     eprintln!(

@@ -544,6 +544,7 @@ fn read_all(
     }
     // One pass fills the cache; a pass started beside it reads without keeping.
     let filling = cache.filter(|c| !c.claimed.swap(true, Ordering::AcqRel));
+    let limit = filling.map_or(0, |c| c.limit);
     let mut kept = filling.map(|_| Vec::new());
     let mut filter = config.filter.clone();
     filter.seed ^= config.seed;
@@ -559,7 +560,7 @@ fn read_all(
         &mix_config,
         |packed: Packed| {
             if let Some(positions) = kept.as_mut() {
-                if positions.len() < CACHED_POSITIONS {
+                if positions.len() < limit {
                     positions.push(packed);
                 } else {
                     kept = None;
@@ -595,8 +596,8 @@ fn read_all(
     Ok(())
 }
 
-/// Positions a [`PassCache`] keeps at most (32 bytes each: 2 GiB); a pass with more is read
-/// again each time.
+/// Positions a [`PassCache`] keeps at most by default (32 bytes each: 2 GiB; `train-net
+/// --memory` sets another bound); a pass with more is read again each time.
 pub const CACHED_POSITIONS: usize = 1 << 26;
 
 /// A pass's positions as they entered the shuffle buffer, and its counts, kept by the first
@@ -606,10 +607,18 @@ pub const CACHED_POSITIONS: usize = 1 << 26;
 /// give the batches a read would: valid only while the positions a pass reads do not
 /// depend on its seed (no random filters, no DB's blocks in a seeded order), which the
 /// caller decides ([`PassCache::suits`]).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct PassCache {
     claimed: AtomicBool,
     pass: std::sync::OnceLock<CachedPass>,
+    /// The most positions it keeps; a pass with more is read again each time.
+    limit: usize,
+}
+
+impl Default for PassCache {
+    fn default() -> PassCache {
+        PassCache::with_limit(CACHED_POSITIONS)
+    }
 }
 
 /// Whether the file begins with a position DB's magic bytes (unreadable: no).
@@ -629,6 +638,15 @@ struct CachedPass {
 }
 
 impl PassCache {
+    /// A cache of at most `limit` positions (32 bytes each).
+    pub fn with_limit(limit: usize) -> PassCache {
+        PassCache {
+            claimed: AtomicBool::new(false),
+            pass: std::sync::OnceLock::new(),
+            limit,
+        }
+    }
+
     /// Whether passes of `config` at any seed read the same positions, so that one can be
     /// kept for the others: inputs read one after the other, none a position DB (whose
     /// blocks a shuffled pass reads in an order of its seed), no random filter rules.
@@ -642,6 +660,11 @@ impl PassCache {
     /// Whether a pass has been kept.
     pub fn is_filled(&self) -> bool {
         self.pass.get().is_some()
+    }
+
+    /// The positions kept, once a pass has been.
+    pub fn kept(&self) -> Option<usize> {
+        self.pass.get().map(|pass| pass.positions.len())
     }
 }
 

@@ -61,11 +61,11 @@ pub struct RunConfig {
 }
 
 /// A cache for `config`'s training passes where each pass reads the same positions before
-/// its shuffle (see [`PassCache::suits`]), else `None`.
-pub fn pass_cache(config: &RunConfig) -> Option<Arc<PassCache>> {
+/// its shuffle (see [`PassCache::suits`]), of at most `limit` positions, else `None`.
+pub fn pass_cache(config: &RunConfig, limit: usize) -> Option<Arc<PassCache>> {
     let stream = Stream::new(config);
     let training = stream.loader_config(stream.training_split(), true, 0);
-    PassCache::suits(&training).then(|| Arc::new(PassCache::default()))
+    PassCache::suits(&training).then(|| Arc::new(PassCache::with_limit(limit)))
 }
 
 /// One epoch's figures.
