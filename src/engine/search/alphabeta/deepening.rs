@@ -12,8 +12,8 @@ use crate::movegen::{Board, Move};
 use crate::position::score::{DRAW, INFINITY, MATE_BOUND, MAX_PLY, TB_WIN, mated_in};
 
 /// The least and the most an iteration is forecast to grow over the one before (a ratio of
-/// their nodes). Measured in datagen's searches (5,000 nodes, the network): see
-/// `forecast_nodes`'s test and docs/NNUE.md.
+/// their nodes). Chosen by measurement at datagen's 5,000 nodes: the most positions a
+/// second for labels as good (tests/search.rs `forecast_nodes_...`, docs/NNUE.md, "Datagen").
 const FORECAST_GROWTH: (f64, f64) = (1.5, 4.0);
 
 /// Whether an iteration after one of `last` nodes (and one before it of `before_last`,
@@ -70,7 +70,7 @@ impl Search<'_> {
         // Odd helpers start one ply deeper, so that two threads do not search the same
         // iteration in step; the table's differing contents soon part them further.
         let first_depth = (1 + (self.thread % 2) as i32).min(max_depth);
-        // The nodes the last two finished iterations took (for `forecast_nodes`).
+        // The nodes the last finished iteration took (for `forecast_nodes`).
         let mut last_cost = 0u64;
         for depth in first_depth..=max_depth {
             let nodes_before = self.total_nodes();
