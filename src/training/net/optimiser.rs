@@ -134,15 +134,16 @@ impl Trainer {
             .enumerate()
             .for_each(|(c, ((p, m), v))| {
                 let start = c * UPDATE_CHUNK;
-                let mut g = buffers[0].0[start..start + p.len()].to_vec();
-                for (other, _) in &buffers[1..] {
-                    for (g, o) in g.iter_mut().zip(&other[start..start + p.len()]) {
-                        *g += o;
-                    }
-                }
+                let first = &buffers[0].0[start..start + p.len()];
                 for i in 0..p.len() {
-                    m[i] = BETA1 * m[i] + (1.0 - BETA1) * g[i];
-                    v[i] = BETA2 * v[i] + (1.0 - BETA2) * g[i] * g[i];
+                    // The slices' gradients summed in slice order, as before, without a
+                    // chunk-sized copy a step (fresh pages: 7% of the time in `perf`).
+                    let mut g = first[i];
+                    for (other, _) in &buffers[1..] {
+                        g += other[start + i];
+                    }
+                    m[i] = BETA1 * m[i] + (1.0 - BETA1) * g;
+                    v[i] = BETA2 * v[i] + (1.0 - BETA2) * g * g;
                     let update = (m[i] / correction1) / ((v[i] / correction2).sqrt() + EPSILON);
                     let decayed = p[i] * (1.0 - lr * WEIGHT_DECAY);
                     p[i] = (decayed - lr * update).clamp(-CLIP, CLIP);
