@@ -73,22 +73,28 @@ fn write_db_of_scale(path: &Path, count: usize, scale: f64) {
     writer.finish().expect("finish");
 }
 
-/// (training loss, held-out loss) of each epoch line.
-fn epoch_losses(stderr: &str) -> Vec<(f64, f64)> {
+/// The number after `key` on each epoch line (up to a comma or a space).
+fn epoch_figures(stderr: &str, key: &str) -> Vec<f64> {
     stderr
         .lines()
         .filter(|l| l.starts_with("epoch "))
         .map(|l| {
-            let number = |key: &str| -> f64 {
-                let rest = &l[l.find(key).unwrap_or_else(|| panic!("{key} in {l}")) + key.len()..];
-                rest.split(|c: char| c == ',' || c.is_whitespace())
-                    .next()
-                    .unwrap()
-                    .parse()
-                    .unwrap()
-            };
-            (number("loss "), number("held-out "))
+            let rest = &l[l.find(key).unwrap_or_else(|| panic!("{key} in {l}")) + key.len()..];
+            rest.split(|c: char| c == ',' || c.is_whitespace())
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
         })
+        .collect()
+}
+
+/// (training loss, held-out loss) of each epoch line.
+fn epoch_losses(stderr: &str) -> Vec<(f64, f64)> {
+    let training = epoch_figures(stderr, "loss ");
+    training
+        .into_iter()
+        .zip(epoch_figures(stderr, "held-out "))
         .collect()
 }
 
@@ -654,22 +660,7 @@ fn the_held_out_split_keeps_games_whole() {
 #[test]
 fn a_cached_pass_gives_the_batches_of_a_read() {
     use pawnstorm::training::loader::PassCache;
-    let input = fixture(TEXEL);
-    let config = |seed: u64| LoaderConfig {
-        inputs: vec![Input {
-            path: input.clone().into(),
-            weight: 1.0,
-        }],
-        mixing: false,
-        batch_size: 4000,
-        set: FeatureSet::Chess768,
-        shuffle: true,
-        shuffle_buffer: 10_000,
-        seed,
-        threads: 2,
-        filter: Default::default(),
-        split: Split::Training(0.1),
-    };
+    let config = |seed: u64| shuffled_fixture(seed, Split::Training(0.1));
     let pass = |seed: u64, cache: Option<std::sync::Arc<PassCache>>| {
         let mut loader = Loader::start_cached(config(seed), cache).unwrap();
         let batches: Vec<_> = loader.by_ref().map(|b| b.unwrap()).collect();
@@ -734,16 +725,7 @@ fn validation_files_are_measured_and_never_trained_on() {
         "--batch-size",
         "256",
     ];
-    let validation_loss = |stderr: &str| -> Vec<f64> {
-        stderr
-            .lines()
-            .filter(|l| l.starts_with("epoch "))
-            .map(|l| {
-                let rest = &l[l.find("validation ").unwrap_or_else(|| panic!("{l}")) + 11..];
-                rest.split_whitespace().next().unwrap().parse().unwrap()
-            })
-            .collect()
-    };
+    let validation_loss = |stderr: &str| epoch_figures(stderr, "validation ");
     let (same_net, turned_net, plain_net) =
         (path("same.nnue"), path("turned.nnue"), path("plain.nnue"));
     let same = train(
@@ -793,14 +775,7 @@ fn a_warm_up_climbs_to_the_learning_rate_before_the_cosine() {
             "0.0001",
         ],
     );
-    let rates: Vec<f64> = stderr
-        .lines()
-        .filter(|l| l.starts_with("epoch "))
-        .map(|l| {
-            let rest = &l[l.find(", lr ").unwrap_or_else(|| panic!("{l}")) + 5..];
-            rest.split(',').next().unwrap().parse().unwrap()
-        })
-        .collect();
+    let rates = epoch_figures(&stderr, ", lr ");
     let expected = [0.001, 0.002, 0.003, 0.00155, 0.0001];
     assert_eq!(rates.len(), 5, "{stderr}");
     for (rate, want) in rates.iter().zip(expected) {
@@ -816,6 +791,25 @@ fn a_warm_up_climbs_to_the_learning_rate_before_the_cosine() {
     );
 }
 
+/// The fixture's positions in shuffled batches of 4,000 (a 10,000-position buffer).
+fn shuffled_fixture(seed: u64, split: Split) -> LoaderConfig {
+    LoaderConfig {
+        inputs: vec![Input {
+            path: fixture(TEXEL).into(),
+            weight: 1.0,
+        }],
+        mixing: false,
+        batch_size: 4000,
+        set: FeatureSet::Chess768,
+        shuffle: true,
+        shuffle_buffer: 10_000,
+        seed,
+        threads: 2,
+        filter: Default::default(),
+        split,
+    }
+}
+
 /// `--memory MIB` bounds the shuffle buffer and the pass cache together: with room for the
 /// buffer only, every pass reads its inputs again, and the net is the same bytes as the one
 /// trained from the cache; less than the buffer is refused, saying why.
@@ -824,21 +818,7 @@ fn a_memory_bound_reads_again_instead_of_caching_and_trains_the_same_net() {
     use pawnstorm::training::loader::PassCache;
     // The bound itself: a cache of fewer positions than a pass keeps none.
     let input = fixture(TEXEL);
-    let config = LoaderConfig {
-        inputs: vec![Input {
-            path: input.clone().into(),
-            weight: 1.0,
-        }],
-        mixing: false,
-        batch_size: 4000,
-        set: FeatureSet::Chess768,
-        shuffle: true,
-        shuffle_buffer: 10_000,
-        seed: 3,
-        threads: 2,
-        filter: Default::default(),
-        split: Split::All,
-    };
+    let config = shuffled_fixture(3, Split::All);
     for (limit, filled) in [(1000, false), (1 << 20, true)] {
         let cache = std::sync::Arc::new(PassCache::with_limit(limit));
         let mut loader = Loader::start_cached(config.clone(), Some(cache.clone())).unwrap();
