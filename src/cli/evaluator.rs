@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Result, anyhow};
-use pawnstorm::nnue::Network;
+use pawnstorm::nnue::{Arch, Network};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum EvalKind {
@@ -24,13 +24,22 @@ pub struct EvalArgs {
     /// network; implies --eval nnue
     #[arg(long, value_name = "FILE")]
     pub net: Option<PathBuf>,
+    /// What a raw bullet --net file does not record: `king-buckets=MAP,output-buckets=B`,
+    /// MAP a count (1, 2, 4, 8, 16: a standard map) or 32 hex digits, files a-d, rank 1
+    /// first (docs/NNUE.md); a pawnstorm file records its own
+    #[arg(long, value_name = "ARCH", requires = "net", value_parser = parse_arch)]
+    pub arch: Option<Arch>,
+}
+
+pub fn parse_arch(text: &str) -> Result<Arch, String> {
+    text.parse()
 }
 
 impl EvalArgs {
     /// The network to evaluate with, `None` for the terms.
     pub fn network(&self) -> Result<Option<Arc<Network>>> {
         if let Some(path) = &self.net {
-            return Ok(Some(Arc::new(Network::load(path)?)));
+            return Ok(Some(Arc::new(Network::load_as(path, self.arch.as_ref())?)));
         }
         match self.kind {
             EvalKind::Hce => Ok(None),

@@ -24,12 +24,15 @@ pub struct Args {
     /// network compiled into this binary
     #[arg(long, value_name = "FILE", num_args = 0..=1, conflicts_with = "db")]
     net: Option<Option<PathBuf>>,
+    /// The architecture of a raw --net file (`king-buckets=MAP,output-buckets=B`)
+    #[arg(long, value_name = "ARCH", requires = "net", value_parser = super::evaluator::parse_arch)]
+    arch: Option<pawnstorm::nnue::Arch>,
 }
 
-fn describe_network(file: Option<&Path>) -> Result<()> {
+fn describe_network(file: Option<&Path>, arch: Option<&pawnstorm::nnue::Arch>) -> Result<()> {
     let (net, name) = match file {
         Some(path) => (
-            std::sync::Arc::new(pawnstorm::nnue::Network::load(path)?),
+            std::sync::Arc::new(pawnstorm::nnue::Network::load_as(path, arch)?),
             path.display().to_string(),
         ),
         None => (
@@ -40,10 +43,19 @@ fn describe_network(file: Option<&Path>) -> Result<()> {
     let mut out = output::stdout();
     writeln!(
         out,
-        "{name}: (768 -> {hidden}) x 2 -> 1 SCReLU{buckets}, QA 255, QB 64, scale 400, checksum \
-         {:08x} (of the raw payload), {} kernels",
+        "{name}: ({inputs} -> {hidden}) x 2 -> 1 SCReLU{buckets}, QA 255, QB 64, scale 400, \
+         checksum {:08x} (of the raw payload), {} kernels",
         net.checksum(),
         pawnstorm::nnue::simd::Level::best().name(),
+        inputs = match net.inputs() {
+            i if i.is_mirrored() => format!(
+                "{} = {} mirrored king buckets {} x 768",
+                i.inputs(),
+                i.king_buckets(),
+                i.map_text()
+            ),
+            _ => "768".to_string(),
+        },
         hidden = net.hidden(),
         buckets = match net.buckets() {
             1 => String::new(),
@@ -108,7 +120,7 @@ pub fn run(args: Args, global: Global) -> Result<()> {
         return describe_cpu();
     }
     if let Some(file) = &args.net {
-        return describe_network(file.as_deref());
+        return describe_network(file.as_deref(), args.arch.as_ref());
     }
     let Some(path) = args.db.as_deref() else {
         anyhow::bail!("info: give a DB, or --net");

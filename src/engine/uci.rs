@@ -112,6 +112,10 @@ struct Uci {
     use_nnue: bool,
     /// The network `EvalFile` loaded; `None`: the compiled-in one.
     eval_file: Option<Arc<Network>>,
+    /// The last `EvalFile` asked for (loaded or not), read again when `EvalArch` changes.
+    eval_file_asked: Option<String>,
+    /// `EvalArch`: the architecture of a raw `EvalFile`.
+    eval_arch: Option<crate::nnue::Arch>,
 }
 
 impl Uci {
@@ -136,6 +140,8 @@ impl Uci {
             position_refused: None,
             use_nnue: USE_NNUE_DEFAULT,
             eval_file: None,
+            eval_file_asked: None,
+            eval_arch: None,
         }
         .with_evaluator()
     }
@@ -203,6 +209,9 @@ impl Uci {
             "option name MultiPV type spin default 1 min 1 max {MAX_MULTIPV}"
         ));
         say("option name Weights type string default <empty>");
+        // Before EvalFile: GUIs send options in the order listed, and a raw file needs its
+        // architecture when it loads.
+        say("option name EvalArch type string default <empty>");
         say("option name EvalFile type string default <empty>");
         say(&format!(
             "option name Use NNUE type check default {USE_NNUE_DEFAULT}"
@@ -272,6 +281,10 @@ impl Uci {
             }
             "evalfile" => {
                 self.set_eval_file(&value);
+                return;
+            }
+            "evalarch" => {
+                self.set_eval_arch(&value);
                 return;
             }
             _ => {}

@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use pawnstorm_kernels::simd::{LevelFn, Path, dispatch_level};
 
+use super::inputs::{Orientation, oriented_feature};
 use super::network::{Chunk, Network};
 use super::simd::{self, Level};
 
@@ -39,11 +40,18 @@ pub struct Changes {
 
 impl Changes {
     /// The pieces that differ between `from` and `to` (piece boards colour × 6 + type),
-    /// if at most `limit` rows change per perspective.
+    /// if at most `limit` rows change per perspective, as rows of each perspective's
+    /// orientation `orient` (a perspective whose orientation differs between the two
+    /// positions is summed again instead, see [`NnueEvaluator::accumulate`]).
     #[inline(always)]
-    pub fn between(from: &[u64; 12], to: &[u64; 12], limit: usize) -> Option<Changes> {
+    pub fn between(
+        from: &[u64; 12],
+        to: &[u64; 12],
+        limit: usize,
+        orient: &[Orientation; 2],
+    ) -> Option<Changes> {
         let mut changes = Changes::none();
-        changes.find(from, to, limit).then_some(changes)
+        changes.find(from, to, limit, orient).then_some(changes)
     }
 
     /// No changes: room for [`Self::find`] to fill.
@@ -61,7 +69,13 @@ impl Changes {
     /// update once a row in the bulk passes, and moving the 260-byte result about cost
     /// more than finding it. Whether at most `limit` rows change.
     #[inline(always)]
-    fn find(&mut self, from: &[u64; 12], to: &[u64; 12], limit: usize) -> bool {
+    fn find(
+        &mut self,
+        from: &[u64; 12],
+        to: &[u64; 12],
+        limit: usize,
+        orient: &[Orientation; 2],
+    ) -> bool {
         let limit = limit.min(MAX_ROWS);
         // The boards that changed as a mask first (branch-free), then only those: which of
         // the twelve changed differs row by row, and a test per board was mispredicted.
@@ -86,8 +100,8 @@ impl Changes {
             while appeared != 0 {
                 let square = appeared.trailing_zeros() as usize;
                 appeared &= appeared - 1;
-                for p in 0..2 {
-                    self.adds[p][self.added] = super::feature(p, colour, kind, square) as u16;
+                for (p, &o) in orient.iter().enumerate() {
+                    self.adds[p][self.added] = oriented_feature(o, p, colour, kind, square) as u16;
                 }
                 self.added += 1;
             }
@@ -95,8 +109,9 @@ impl Changes {
             while left != 0 {
                 let square = left.trailing_zeros() as usize;
                 left &= left - 1;
-                for p in 0..2 {
-                    self.subs[p][self.removed] = super::feature(p, colour, kind, square) as u16;
+                for (p, &o) in orient.iter().enumerate() {
+                    self.subs[p][self.removed] =
+                        oriented_feature(o, p, colour, kind, square) as u16;
                 }
                 self.removed += 1;
             }
@@ -114,19 +129,17 @@ impl Changes {
     }
 }
 
-/// The pieces of `boards` as rows per perspective, and how many.
+/// The pieces of `boards` as `perspective`'s rows in orientation `o`, and how many.
 #[inline(always)]
-fn all_rows(boards: &[u64; 12]) -> ([[u16; MAX_ROWS]; 2], usize) {
-    let mut rows = [[0u16; MAX_ROWS]; 2];
+fn all_rows(boards: &[u64; 12], perspective: usize, o: Orientation) -> ([u16; MAX_ROWS], usize) {
+    let mut rows = [0u16; MAX_ROWS];
     let mut n = 0;
     for (piece, &board) in boards.iter().enumerate() {
         let mut bits = board;
         while bits != 0 && n < MAX_ROWS {
             let square = bits.trailing_zeros() as usize;
             bits &= bits - 1;
-            for (p, perspective) in rows.iter_mut().enumerate() {
-                perspective[n] = super::feature(p, piece / 6, piece % 6, square) as u16;
-            }
+            rows[n] = oriented_feature(o, perspective, piece / 6, piece % 6, square) as u16;
             n += 1;
         }
     }
@@ -147,14 +160,32 @@ impl Accumulators {
         &self.data[perspective * self.chunks..(perspective + 1) * self.chunks]
     }
 
+    fn perspective_mut(&mut self, perspective: usize) -> &mut [Chunk] {
+        &mut self.data[perspective * self.chunks..(perspective + 1) * self.chunks]
+    }
+
     /// The sums of `boards` from scratch: the biases plus every piece's row.
     #[inline(always)]
     pub fn refresh(&mut self, net: &Network, level: Level, boards: &[u64; 12]) {
-        let (rows, n) = all_rows(boards);
-        let (white, black) = self.data.split_at_mut(self.chunks);
-        for (acc, rows) in [(white, &rows[0]), (black, &rows[1])] {
-            simd::apply_from(level, acc, net.bias(), net.weights(), &rows[..n], &[]);
+        let orient = net.orientations(boards);
+        for (p, &o) in orient.iter().enumerate() {
+            self.refresh_perspective(net, level, boards, p, o);
         }
+    }
+
+    /// `perspective`'s sums of `boards` from scratch, read in orientation `o`.
+    #[inline(always)]
+    fn refresh_perspective(
+        &mut self,
+        net: &Network,
+        level: Level,
+        boards: &[u64; 12],
+        perspective: usize,
+        o: Orientation,
+    ) {
+        let (rows, n) = all_rows(boards, perspective, o);
+        let acc = self.perspective_mut(perspective);
+        simd::apply_from(level, acc, net.bias(), net.weights(), &rows[..n], &[]);
     }
 
     /// Moves these sums to another position by `changes`.
@@ -194,6 +225,44 @@ impl Accumulators {
         }
     }
 
+    /// Moves `perspective`'s sums to another position by `changes`.
+    #[inline(always)]
+    fn update_perspective(
+        &mut self,
+        net: &Network,
+        level: Level,
+        perspective: usize,
+        changes: &Changes,
+    ) {
+        simd::apply_in_place(
+            level,
+            self.perspective_mut(perspective),
+            net.weights(),
+            &changes.adds[perspective][..changes.added],
+            &changes.subs[perspective][..changes.removed],
+        );
+    }
+
+    /// `perspective`'s sums are `base`'s moved by `changes`.
+    #[inline(always)]
+    fn update_perspective_from(
+        &mut self,
+        net: &Network,
+        level: Level,
+        base: &Accumulators,
+        perspective: usize,
+        changes: &Changes,
+    ) {
+        simd::apply_from(
+            level,
+            self.perspective_mut(perspective),
+            base.perspective(perspective),
+            net.weights(),
+            &changes.adds[perspective][..changes.added],
+            &changes.subs[perspective][..changes.removed],
+        );
+    }
+
     /// The evaluation through output bucket `bucket` ([`Network::bucket`]), centipawns
     /// from the side to move's view (no endgame rules).
     #[inline(always)]
@@ -213,9 +282,17 @@ impl Accumulators {
     }
 }
 
+/// `Chess768`'s orientations: no bucket, Black's view flipped vertically.
+const PLAIN: [Orientation; 2] = [
+    Orientation { base: 0, flip: 0 },
+    Orientation { base: 0, flip: 56 },
+];
+
 #[derive(Clone, Debug)]
 struct Slot {
     boards: [u64; 12],
+    /// How each perspective read `boards` (its king bucket and mirroring).
+    orient: [Orientation; 2],
     /// The accumulators hold `boards`' sums.
     valid: bool,
     acc: Accumulators,
@@ -228,6 +305,9 @@ pub struct AccumulatorStats {
     pub updates: u64,
     /// Summed from scratch.
     pub refreshes: u64,
+    /// Of the updates, those where one perspective was summed from scratch instead (its
+    /// king crossed a king bucket boundary or the mirror line).
+    pub king_refreshes: u64,
 }
 
 /// Evaluates positions one after another with a network, one slot of accumulators per
@@ -316,17 +396,39 @@ impl NnueEvaluator {
     }
 
     /// Brings `ply`'s slot to `boards`: from itself or the ply before, whichever is fewer
-    /// changes away, if that is fewer rows than a refresh adds.
+    /// changes away, if that is fewer rows than a refresh adds. A perspective whose
+    /// orientation (king bucket, mirroring) differs from the base's is summed from scratch.
     #[inline(always)]
     pub fn accumulate(&mut self, boards: &[u64; 12], ply: usize) -> &Accumulators {
+        // Compiled twice: a plain `Chess768` net's orientations are constants, and the bulk
+        // pass measured 8% slower working them out and comparing them at every row.
+        if self.net.inputs().is_mirrored() {
+            self.accumulate_as::<true>(boards, ply)
+        } else {
+            self.accumulate_as::<false>(boards, ply)
+        }
+    }
+
+    #[inline(always)]
+    fn accumulate_as<const KING_BUCKETS: bool>(
+        &mut self,
+        boards: &[u64; 12],
+        ply: usize,
+    ) -> &Accumulators {
         while self.slots.len() <= ply {
             self.slots.push(Slot {
                 boards: [0; 12],
+                orient: [Orientation::default(); 2],
                 valid: false,
                 acc: Accumulators::new(&self.net),
             });
         }
         let pieces: usize = boards.iter().map(|b| b.count_ones() as usize).sum();
+        let orient = if KING_BUCKETS {
+            self.net.orientations(boards)
+        } else {
+            PLAIN
+        };
         let here = &self.slots[ply];
         // A refresh adds `pieces` rows to the bias; an update adds and removes `len` rows.
         // The changes are found in place (see `Changes::find`), board by board: comparing
@@ -335,7 +437,7 @@ impl NnueEvaluator {
         // instruction.
         let mut changes = Changes::none();
         let mut from_here =
-            here.valid && changes.find(&here.boards, boards, pieces.saturating_sub(1));
+            here.valid && changes.find(&here.boards, boards, pieces.saturating_sub(1), &orient);
         if from_here && changes.is_empty() {
             return &self.slots[ply].acc;
         }
@@ -347,28 +449,73 @@ impl NnueEvaluator {
                 pieces.saturating_sub(1)
             };
             let mut other = Changes::none();
-            if other.find(&self.slots[ply - 1].boards, boards, limit) {
+            if other.find(&self.slots[ply - 1].boards, boards, limit, &orient) {
                 changes = other;
                 (from_here, from_parent) = (false, true);
             }
         }
         let net = &*self.net;
-        if from_here {
-            self.slots[ply].acc.update(net, self.level, &changes);
+        let level = self.level;
+        let crossed = KING_BUCKETS && {
+            let base = if from_parent { ply - 1 } else { ply };
+            (from_here || from_parent) && self.slots[base].orient != orient
+        };
+        if crossed {
+            self.cross(boards, ply, from_parent, &changes, &orient);
+        } else if from_here {
+            self.slots[ply].acc.update(net, level, &changes);
             self.stats.updates += 1;
         } else if from_parent {
             let (before, rest) = self.slots.split_at_mut(ply);
             rest[0]
                 .acc
-                .update_from(net, self.level, &before[ply - 1].acc, &changes);
+                .update_from(net, level, &before[ply - 1].acc, &changes);
             self.stats.updates += 1;
         } else {
-            self.slots[ply].acc.refresh(net, self.level, boards);
+            let slot = &mut self.slots[ply];
+            for (p, &o) in orient.iter().enumerate() {
+                slot.acc.refresh_perspective(net, level, boards, p, o);
+            }
             self.stats.refreshes += 1;
         }
         let slot = &mut self.slots[ply];
         slot.boards = *boards;
+        slot.orient = orient;
         slot.valid = true;
         &slot.acc
+    }
+
+    /// [`Self::accumulate`]'s update where a king crossed a bucket boundary or the mirror
+    /// line since the base: the perspectives whose orientation changed are summed from
+    /// scratch, the other is updated by `changes`.
+    #[cold]
+    fn cross(
+        &mut self,
+        boards: &[u64; 12],
+        ply: usize,
+        from_parent: bool,
+        changes: &Changes,
+        orient: &[Orientation; 2],
+    ) {
+        let (net, level) = (&*self.net, self.level);
+        let (before, rest) = self.slots.split_at_mut(ply);
+        let slot = &mut rest[0];
+        let base_orient = if from_parent {
+            before[ply - 1].orient
+        } else {
+            slot.orient
+        };
+        for (p, &o) in orient.iter().enumerate() {
+            if base_orient[p] != o {
+                slot.acc.refresh_perspective(net, level, boards, p, o);
+            } else if from_parent {
+                slot.acc
+                    .update_perspective_from(net, level, &before[ply - 1].acc, p, changes);
+            } else {
+                slot.acc.update_perspective(net, level, p, changes);
+            }
+        }
+        self.stats.updates += 1;
+        self.stats.king_refreshes += 1;
     }
 }

@@ -1,18 +1,20 @@
-//! The network: `(768 → N) × 2 → 1` with SCReLU, bullet's `Chess768` inputs and its
-//! quantised layout (`docs/NNUE.md`). [`network`] reads and writes the file and holds the
-//! plain integer reference; [`accumulator`] keeps the first layer's sums, updated from one
+//! The network: `(768 × K → N) × 2 → 1` with SCReLU, bullet's `Chess768` inputs or their
+//! king-bucketed, mirrored form ([`inputs`]) and its quantised layout (`docs/NNUE.md`).
+//! [`network`] reads and writes the file and holds the plain integer reference; [`accumulator`] keeps the first layer's sums, updated from one
 //! position to the next by the pieces that changed; [`simd`] has the kernels, one per
 //! instruction set, all equal to the reference.
 
 pub mod accumulator;
 pub mod bulk;
+pub mod inputs;
 pub mod network;
 pub mod simd;
 #[cfg(test)]
 mod tests;
 
 pub use accumulator::{Accumulators, NnueEvaluator};
-pub use network::{NetError, Network};
+pub use inputs::{InputLayout, Orientation};
+pub use network::{Arch, NetError, Network};
 
 /// Inputs per perspective: two colours (ours, theirs) × six types × 64 squares.
 pub const INPUTS: usize = 768;
@@ -22,9 +24,9 @@ pub const QA: i32 = 255;
 pub const QB: i32 = 64;
 /// Centipawns per unit of the output (bullet's `SCALE`).
 pub const SCALE: i32 = 400;
-/// Widths a network may have: multiples of 16 from 16 to 1024.
+/// Widths a network may have: multiples of 16 from 16 to 1536.
 pub const MIN_HIDDEN: usize = 16;
-pub const MAX_HIDDEN: usize = 1024;
+pub const MAX_HIDDEN: usize = 1536;
 pub const HIDDEN_STEP: usize = 16;
 /// The most output buckets a network may have (bullet's and most engines' 8).
 pub const MAX_BUCKETS: usize = 8;

@@ -17,6 +17,7 @@
 
 use std::path::Path;
 
+use super::inputs::{InputLayout, Orientation};
 use super::{HIDDEN_STEP, INPUTS, MAX_BUCKETS, MAX_HIDDEN, MIN_HIDDEN, QA, QB, SCALE};
 
 /// 32 values of a row, aligned for one 512-bit load.
@@ -25,8 +26,14 @@ use super::{HIDDEN_STEP, INPUTS, MAX_BUCKETS, MAX_HIDDEN, MIN_HIDDEN, QA, QB, SC
 pub struct Chunk(pub [i16; 32]);
 
 pub const MAGIC: [u8; 16] = *b"pawnstorm-nnue\r\n";
+/// Plain `Chess768` nets are written as version 1 (what every pawnstorm reads); king-bucketed
+/// ones as version 2, whose header is followed by the 32-byte king bucket map.
 pub const VERSION: u32 = 1;
+pub const VERSION_KING_BUCKETS: u32 = 2;
 pub const HEADER_BYTES: usize = 64;
+/// The king bucket map after a version 2 header: one byte a square of files a–d, rank 1
+/// first.
+pub const MAP_BYTES: usize = 32;
 const ACTIVATION_SCRELU: u32 = 1;
 
 /// Why a network file was refused.
@@ -38,11 +45,23 @@ pub enum NetError {
     Io { path: String, error: std::io::Error },
     #[error(
         "{name}: {size} bytes is no (768 → N) × 2 → 1 network: a raw bullet file of width N \
-         (a multiple of 16 from 16 to 1024) has 1542·N + 2 bytes, padded with zeros to a \
+         (a multiple of 16 from 16 to 1536) has 1542·N + 2 bytes, padded with zeros to a \
          multiple of 64 (N = 128: 197,378 or 197,440), and a pawnstorm file starts with \
-         `pawnstorm-nnue`"
+         `pawnstorm-nnue` (a raw file of another architecture loads with its --arch)"
     )]
     Size { name: String, size: usize },
+    #[error(
+        "{name}: {size} bytes is no {arch} network: a raw bullet file of width N (a multiple \
+         of 16 from 16 to 1536) has {per_n}·N + {fixed} bytes, padded with zeros to a \
+         multiple of 64"
+    )]
+    ArchSize {
+        name: String,
+        size: usize,
+        arch: String,
+        per_n: usize,
+        fixed: usize,
+    },
     #[error("{name}: {detail}")]
     Architecture { name: String, detail: String },
     #[error(
@@ -59,9 +78,10 @@ pub enum NetError {
 /// A quantised network, ready for inference.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Network {
+    inputs: InputLayout,
     hidden: usize,
     chunks: usize,
-    /// `[768][chunks]`.
+    /// `[768 × K][chunks]`.
     ft_weights: Vec<Chunk>,
     ft_bias: Vec<Chunk>,
     /// Output buckets (1: a single output layer).
@@ -76,14 +96,82 @@ pub struct Network {
     provenance: String,
 }
 
-/// The bytes of a raw file of width `hidden`, unpadded.
+/// The bytes of a raw `Chess768` file of width `hidden`, unpadded.
 pub fn raw_size(hidden: usize) -> usize {
     payload_size(hidden, 1)
 }
 
-/// The bytes of a payload of width `hidden` with `buckets` output buckets.
+/// The bytes of a `Chess768` payload of width `hidden` with `buckets` output buckets.
 pub fn payload_size(hidden: usize, buckets: usize) -> usize {
-    2 * (INPUTS * hidden + hidden + buckets * (2 * hidden + 1))
+    layout_payload_size(INPUTS, hidden, buckets)
+}
+
+/// The bytes of a payload of `inputs` inputs (768 × K), width `hidden` and `buckets`
+/// output buckets.
+pub fn layout_payload_size(inputs: usize, hidden: usize, buckets: usize) -> usize {
+    2 * (inputs * hidden + hidden + buckets * (2 * hidden + 1))
+}
+
+/// What a raw file does not record: its inputs and output buckets (`--arch`, the UCI
+/// option `EvalArch`), written `king-buckets=MAP,output-buckets=B` (either part may be left
+/// out: `Chess768`, one output). MAP is a count naming a standard map (1, 2, 4, 8, 16) or
+/// 32 hexadecimal digits ([`InputLayout::parse_king_buckets`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Arch {
+    pub inputs: InputLayout,
+    pub output_buckets: usize,
+}
+
+impl Default for Arch {
+    fn default() -> Arch {
+        Arch {
+            inputs: InputLayout::CHESS768,
+            output_buckets: 1,
+        }
+    }
+}
+
+impl std::str::FromStr for Arch {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Arch, String> {
+        let mut arch = Arch::default();
+        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (key, value) = part.split_once('=').ok_or_else(|| {
+                format!("`{part}`: the architecture is `king-buckets=MAP,output-buckets=B`")
+            })?;
+            match key.trim() {
+                "king-buckets" => arch.inputs = InputLayout::parse_king_buckets(value.trim())?,
+                "output-buckets" => {
+                    arch.output_buckets = value
+                        .trim()
+                        .parse()
+                        .ok()
+                        .filter(|b| (1..=MAX_BUCKETS).contains(b))
+                        .ok_or_else(|| format!("output-buckets={value}: from 1 to {MAX_BUCKETS}"))?
+                }
+                other => {
+                    return Err(format!(
+                        "`{other}`: the architecture's parts are king-buckets and output-buckets"
+                    ));
+                }
+            }
+        }
+        Ok(arch)
+    }
+}
+
+impl std::fmt::Display for Arch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.inputs.is_mirrored() {
+            write!(
+                f,
+                "king-buckets={},",
+                self.inputs.map_text().replace('/', "")
+            )?;
+        }
+        write!(f, "output-buckets={}", self.output_buckets)
+    }
 }
 
 /// The output bucket of a position of `pieces` pieces (kings and pawns included) among
@@ -145,6 +233,31 @@ impl Network {
         out_bias: &[i16],
         provenance: &str,
     ) -> Result<Network, String> {
+        Network::from_layout_parts(
+            InputLayout::CHESS768,
+            hidden,
+            buckets,
+            ft_weights,
+            ft_bias,
+            out_weights,
+            out_bias,
+            provenance,
+        )
+    }
+
+    /// [`Network::from_bucketed_parts`] with the inputs `inputs`: `ft_weights`
+    /// `[768 × K][hidden]`, bucket by bucket.
+    #[allow(clippy::too_many_arguments)]
+    pub fn from_layout_parts(
+        inputs: InputLayout,
+        hidden: usize,
+        buckets: usize,
+        ft_weights: &[i16],
+        ft_bias: &[i16],
+        out_weights: &[i16],
+        out_bias: &[i16],
+        provenance: &str,
+    ) -> Result<Network, String> {
         if !(1..=MAX_BUCKETS).contains(&buckets) {
             return Err(format!(
                 "{buckets} output buckets: from 1 to {MAX_BUCKETS} are played"
@@ -156,7 +269,7 @@ impl Network {
                  {MIN_HIDDEN} to {MAX_HIDDEN}"
             ));
         }
-        if ft_weights.len() != INPUTS * hidden
+        if ft_weights.len() != inputs.inputs() * hidden
             || ft_bias.len() != hidden
             || out_weights.len() != buckets * 2 * hidden
             || out_bias.len() != buckets
@@ -182,9 +295,10 @@ impl Network {
             out
         };
         Ok(Network {
+            inputs,
             hidden,
             chunks,
-            ft_weights: pad(INPUTS, ft_weights),
+            ft_weights: pad(inputs.inputs(), ft_weights),
             ft_bias: pad(1, ft_bias),
             buckets,
             out_weights: pad(2 * buckets, out_weights),
@@ -204,6 +318,17 @@ impl Network {
 
     /// [`Network::random`] with `buckets` output buckets (with 1, the same network).
     pub fn random_bucketed(hidden: usize, buckets: usize, seed: u64) -> Result<Network, String> {
+        Network::random_with(InputLayout::CHESS768, hidden, buckets, seed)
+    }
+
+    /// [`Network::random_bucketed`] with the inputs `inputs` (with `Chess768`, the same
+    /// network).
+    pub fn random_with(
+        inputs: InputLayout,
+        hidden: usize,
+        buckets: usize,
+        seed: u64,
+    ) -> Result<Network, String> {
         let mut state = seed ^ 0x9e37_79b9_7f4a_7c15;
         let mut next = move |range: i32| {
             state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
@@ -213,11 +338,12 @@ impl Network {
             z ^= z >> 31;
             ((z % (2 * range as u64 + 1)) as i32 - range) as i16
         };
-        let ft_weights: Vec<i16> = (0..INPUTS * hidden).map(|_| next(40)).collect();
+        let ft_weights: Vec<i16> = (0..inputs.inputs() * hidden).map(|_| next(40)).collect();
         let ft_bias: Vec<i16> = (0..hidden).map(|_| next(60) + 60).collect();
         let out_weights: Vec<i16> = (0..buckets * 2 * hidden).map(|_| next(127)).collect();
         let out_bias: Vec<i16> = (0..buckets).map(|_| next(2000)).collect();
-        Network::from_bucketed_parts(
+        Network::from_layout_parts(
+            inputs,
             hidden,
             buckets,
             &ft_weights,
@@ -230,31 +356,74 @@ impl Network {
 
     /// Reads a network file, either layout.
     pub fn load(path: &Path) -> Result<Network, NetError> {
+        Network::load_as(path, None)
+    }
+
+    /// Reads a network file; a raw file is read as `arch` (default: `Chess768`, one
+    /// output), a pawnstorm file must agree with `arch` when one is given.
+    pub fn load_as(path: &Path, arch: Option<&Arch>) -> Result<Network, NetError> {
         let bytes = std::fs::read(path).map_err(|error| NetError::Io {
             path: path.display().to_string(),
             error,
         })?;
-        Network::from_bytes(&bytes, &path.display().to_string())
+        Network::from_bytes_as(&bytes, &path.display().to_string(), arch)
     }
 
     /// A network from a file's bytes; `name` names it in errors.
     pub fn from_bytes(bytes: &[u8], name: &str) -> Result<Network, NetError> {
+        Network::from_bytes_as(bytes, name, None)
+    }
+
+    /// [`Network::from_bytes`] with the architecture of a raw file ([`Network::load_as`]).
+    pub fn from_bytes_as(
+        bytes: &[u8],
+        name: &str,
+        arch: Option<&Arch>,
+    ) -> Result<Network, NetError> {
         if bytes.starts_with(&MAGIC) {
-            return Network::from_pawnstorm_bytes(bytes, name);
+            let net = Network::from_pawnstorm_bytes(bytes, name)?;
+            if let Some(arch) = arch
+                && *arch != net.arch()
+            {
+                return Err(NetError::Architecture {
+                    name: name.to_string(),
+                    detail: format!(
+                        "the file says {} where the architecture given says {arch} (a \
+                         pawnstorm file records its own: no --arch is needed)",
+                        net.arch()
+                    ),
+                });
+            }
+            return Ok(net);
         }
+        let arch = arch.copied().unwrap_or_default();
         let size = bytes.len();
+        let (inputs, buckets) = (arch.inputs.inputs(), arch.output_buckets);
         let hidden = (MIN_HIDDEN..=MAX_HIDDEN)
             .step_by(HIDDEN_STEP)
             .find(|&n| {
-                let exact = raw_size(n);
+                let exact = layout_payload_size(inputs, n, buckets);
                 size == exact
                     || (size == padded_to_64(exact) && bytes[exact..].iter().all(|&b| b == 0))
             })
-            .ok_or_else(|| NetError::Size {
-                name: name.to_string(),
-                size,
+            .ok_or_else(|| {
+                if arch == Arch::default() {
+                    NetError::Size {
+                        name: name.to_string(),
+                        size,
+                    }
+                } else {
+                    NetError::ArchSize {
+                        name: name.to_string(),
+                        size,
+                        arch: format!("{} → N → {buckets}", arch.inputs.shorthand()),
+                        per_n: 2 * (inputs + 1 + 2 * buckets),
+                        fixed: 2 * buckets,
+                    }
+                }
             })?;
-        Network::from_raw(&bytes[..raw_size(hidden)], hidden, 1, "").map_err(|detail| {
+        let exact = layout_payload_size(inputs, hidden, buckets);
+        Network::from_raw(&bytes[..exact], arch.inputs, hidden, buckets, "").map_err(|detail| {
             NetError::Architecture {
                 name: name.to_string(),
                 detail,
@@ -287,22 +456,42 @@ impl Network {
             crc,
         ] = std::array::from_fn(field);
         let payload_len = u64::from_le_bytes(bytes[56..64].try_into().unwrap_or([0; 8])) as usize;
-        if version != VERSION {
+        if version != VERSION && version != VERSION_KING_BUCKETS {
             return Err(refuse(format!(
-                "file format version {version}; this pawnstorm reads version {VERSION}"
+                "file format version {version}; this pawnstorm reads versions {VERSION} and \
+                 {VERSION_KING_BUCKETS}"
             )));
         }
+        let map_len = if version == VERSION_KING_BUCKETS {
+            MAP_BYTES
+        } else {
+            0
+        };
+        if bytes.len() < HEADER_BYTES + map_len {
+            return Err(refuse(format!(
+                "a pawnstorm network cut short: {} bytes, less than its header and king \
+                 bucket map",
+                bytes.len()
+            )));
+        }
+        let layout = if version == VERSION_KING_BUCKETS {
+            let map: [u8; 32] = std::array::from_fn(|i| bytes[HEADER_BYTES + i]);
+            InputLayout::mirrored(map).map_err(&refuse)?
+        } else {
+            InputLayout::CHESS768
+        };
         let (hidden, buckets) = (hidden as usize, buckets as usize);
-        if inputs as usize != INPUTS
+        if inputs as usize != layout.inputs()
             || !(1..=MAX_BUCKETS).contains(&buckets)
             || activation != ACTIVATION_SCRELU
             || !valid_width(hidden)
         {
             return Err(refuse(format!(
-                "another architecture: {inputs} inputs, {hidden} hidden, {buckets} output \
-                 buckets, activation {activation}; this pawnstorm plays (768 → N) × 2 → 1 \
-                 SCReLU nets with N a multiple of 16 from 16 to 1024 and 1 to {MAX_BUCKETS} \
-                 output buckets"
+                "another architecture: {inputs} inputs ({} by its king bucket map), {hidden} \
+                 hidden, {buckets} output buckets, activation {activation}; this pawnstorm \
+                 plays (768 × K → N) × 2 → 1 SCReLU nets with N a multiple of 16 from 16 to \
+                 {MAX_HIDDEN} and 1 to {MAX_BUCKETS} output buckets",
+                layout.inputs()
             )));
         }
         if (qa as i32, qb as i32, scale as i32) != (QA, QB, SCALE) {
@@ -311,13 +500,14 @@ impl Network {
             )));
         }
         let body = &bytes[HEADER_BYTES..];
-        let payload = payload_size(hidden, buckets);
-        let expected = text_len as usize + payload;
+        let payload = layout_payload_size(layout.inputs(), hidden, buckets);
+        let expected = map_len + text_len as usize + payload;
         if payload_len != payload || body.len() != expected {
             return Err(refuse(format!(
-                "{} bytes after the header where width {hidden} with {buckets} output \
-                 buckets needs {expected}: the file was cut short or has bytes added",
-                body.len()
+                "{} bytes after the header where {} inputs, width {hidden} and {buckets} \
+                 output buckets need {expected}: the file was cut short or has bytes added",
+                body.len(),
+                layout.inputs()
             )));
         }
         let computed = crc32fast::hash(body);
@@ -328,13 +518,14 @@ impl Network {
                 computed,
             });
         }
-        let (text, raw) = body.split_at(text_len as usize);
+        let (text, raw) = body[map_len..].split_at(text_len as usize);
         let provenance = String::from_utf8_lossy(text);
-        Network::from_raw(raw, hidden, buckets, &provenance).map_err(refuse)
+        Network::from_raw(raw, layout, hidden, buckets, &provenance).map_err(refuse)
     }
 
     fn from_raw(
         raw: &[u8],
+        inputs: InputLayout,
         hidden: usize,
         buckets: usize,
         provenance: &str,
@@ -343,10 +534,11 @@ impl Network {
             .chunks_exact(2)
             .map(|b| i16::from_le_bytes([b[0], b[1]]))
             .collect();
-        let (ft_weights, rest) = values.split_at(INPUTS * hidden);
+        let (ft_weights, rest) = values.split_at(inputs.inputs() * hidden);
         let (ft_bias, rest) = rest.split_at(hidden);
         let (out_weights, out_bias) = rest.split_at(buckets * 2 * hidden);
-        Network::from_bucketed_parts(
+        Network::from_layout_parts(
+            inputs,
             hidden,
             buckets,
             ft_weights,
@@ -360,7 +552,11 @@ impl Network {
     /// The raw layout, unpadded: what bullet's examples would load (with output buckets,
     /// bullet's bucketed layout: `[B][2N]` output weights, then `[B]` biases).
     pub fn raw_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(payload_size(self.hidden, self.buckets));
+        let mut out = Vec::with_capacity(layout_payload_size(
+            self.inputs.inputs(),
+            self.hidden,
+            self.buckets,
+        ));
         let mut put = |rows: &[Chunk]| {
             for row in rows.chunks_exact(self.chunks) {
                 for i in 0..self.hidden {
@@ -377,18 +573,24 @@ impl Network {
         out
     }
 
-    /// pawnstorm's layout: header, provenance, raw payload.
+    /// pawnstorm's layout: header, (king bucket map,) provenance, raw payload.
     pub fn to_bytes(&self) -> Vec<u8> {
         let raw = self.raw_bytes();
         let text = self.provenance.as_bytes();
-        let mut body = Vec::with_capacity(text.len() + raw.len());
+        let mut body = Vec::with_capacity(MAP_BYTES + text.len() + raw.len());
+        let version = if self.inputs.is_mirrored() {
+            body.extend_from_slice(&self.inputs.map());
+            VERSION_KING_BUCKETS
+        } else {
+            VERSION
+        };
         body.extend_from_slice(text);
         body.extend_from_slice(&raw);
         let mut out = Vec::with_capacity(HEADER_BYTES + body.len());
         out.extend_from_slice(&MAGIC);
         for field in [
-            VERSION,
-            INPUTS as u32,
+            version,
+            self.inputs.inputs() as u32,
             self.hidden as u32,
             self.buckets as u32,
             ACTIVATION_SCRELU,
@@ -424,12 +626,41 @@ impl Network {
         self.buckets
     }
 
-    /// `"N hidden"`, with `", B output buckets"` when there are.
-    pub fn shape(&self) -> String {
-        match self.buckets {
-            1 => format!("{} hidden", self.hidden),
-            b => format!("{} hidden, {b} output buckets", self.hidden),
+    /// The inputs it reads.
+    pub fn inputs(&self) -> InputLayout {
+        self.inputs
+    }
+
+    /// Its inputs and output buckets, as `--arch` gives them for a raw file.
+    pub fn arch(&self) -> Arch {
+        Arch {
+            inputs: self.inputs,
+            output_buckets: self.buckets,
         }
+    }
+
+    /// `"N hidden"`, with `", B output buckets"` when there are, and the king buckets in
+    /// front when there are (`"768x4hm inputs, …"`).
+    pub fn shape(&self) -> String {
+        let inputs = if self.inputs.is_mirrored() {
+            format!(
+                "{} inputs (king buckets {}), ",
+                self.inputs.shorthand(),
+                self.inputs.map_text()
+            )
+        } else {
+            String::new()
+        };
+        match self.buckets {
+            1 => format!("{inputs}{} hidden", self.hidden),
+            b => format!("{inputs}{} hidden, {b} output buckets", self.hidden),
+        }
+    }
+
+    /// Both perspectives' orientations of `boards` ([`InputLayout::orientations`]).
+    #[inline(always)]
+    pub fn orientations(&self, boards: &[u64; 12]) -> [Orientation; 2] {
+        self.inputs.orientations(boards)
     }
 
     /// The output bucket of a position with piece boards `boards`.
@@ -466,7 +697,7 @@ impl Network {
         &self.ft_weights[feature * self.chunks..(feature + 1) * self.chunks]
     }
 
-    /// Every first-layer row, `[768][chunks]`.
+    /// Every first-layer row, `[768 × K][chunks]`.
     pub fn weights(&self) -> &[Chunk] {
         &self.ft_weights
     }
@@ -502,12 +733,26 @@ impl Network {
         boards: &'a [u64; 12],
         perspective: usize,
     ) -> impl Iterator<Item = &'a [Chunk]> + 'a {
+        // The king's bucket and the mirroring worked out here in plain code, not by
+        // `InputLayout::orientation`.
+        let king = boards[6 * perspective + 5].trailing_zeros() as usize & 63;
+        let view = if perspective == 1 { king ^ 56 } else { king };
+        let mirror = self.inputs.is_mirrored() && king % 8 >= 4;
+        let map = self.inputs.map();
+        let bucket = map[(view / 8) * 4
+            + if view % 8 >= 4 {
+                7 - view % 8
+            } else {
+                view % 8
+            }];
         boards.iter().enumerate().flat_map(move |(piece, &board)| {
             let squares = std::iter::successors(Some(board), |&b| Some(b & b.wrapping_sub(1)))
                 .take_while(|&b| b != 0)
                 .map(|b| b.trailing_zeros() as usize);
             squares.map(move |square| {
-                self.row(super::feature(perspective, piece / 6, piece % 6, square))
+                let square = if mirror { square ^ 7 } else { square };
+                let plain = super::feature(perspective, piece / 6, piece % 6, square);
+                self.row(bucket as usize * INPUTS + plain)
             })
         })
     }

@@ -47,8 +47,19 @@ fn black(board: &Board) -> bool {
 
 #[test]
 fn every_path_and_every_base_give_the_reference_after_every_move() {
-    for (hidden, buckets) in [(16, 1), (128, 1), (48, 1), (64, 8)] {
-        let net = Arc::new(Network::random_bucketed(hidden, buckets, hidden as u64).unwrap());
+    let plain = InputLayout::CHESS768;
+    let kings = |k| InputLayout::standard(k).unwrap();
+    for (hidden, buckets, inputs) in [
+        (16, 1, plain),
+        (128, 1, plain),
+        (48, 1, plain),
+        (64, 8, plain),
+        (64, 1, kings(4)),
+        (48, 8, kings(8)),
+        (32, 1, kings(16)),
+        (32, 1, kings(1)),
+    ] {
+        let net = Arc::new(Network::random_with(inputs, hidden, buckets, hidden as u64).unwrap());
         for level in Level::available() {
             // One evaluator walks each game's positions in order (each the base of the next,
             // as a bulk pass does); the other jumps between plies as a search does, so its
@@ -61,8 +72,9 @@ fn every_path_and_every_base_give_the_reference_after_every_move() {
                     assert_eq!(
                         sequential.evaluate(boards, black(board), 0),
                         expected,
-                        "{} width {hidden}, {buckets} buckets: {}",
+                        "{} {} width {hidden}, {buckets} buckets: {}",
                         level.name(),
+                        inputs.shorthand(),
                         board.to_fen()
                     );
                     let ply = [0, 1, 2, 3, 2, 3, 4, 1, 2][k % 9];
@@ -85,8 +97,64 @@ fn every_path_and_every_base_give_the_reference_after_every_move() {
                 stats.updates > 5 * stats.refreshes,
                 "consecutive positions should update, not refresh: {stats:?}"
             );
+            // A king crossing a bucket boundary or the mirror line sums one perspective
+            // again (and only then).
+            if inputs.is_mirrored() {
+                assert!(stats.king_refreshes > 0, "{stats:?}");
+                assert!(stats.king_refreshes < stats.updates / 2, "{stats:?}");
+            } else {
+                assert_eq!(stats.king_refreshes, 0);
+            }
         }
     }
+}
+
+#[test]
+fn king_bucketed_nets_round_trip_and_raw_files_load_by_their_arch() {
+    let inputs =
+        InputLayout::parse_king_buckets("0123/4455/6666/6666/7777/7777/7777/7777").unwrap();
+    assert_eq!(inputs, InputLayout::standard(8).unwrap());
+    let mut net = Network::random_with(inputs, 48, 8, 3).unwrap();
+    net.set_provenance("king buckets");
+    let bytes = net.to_bytes();
+    assert_eq!(bytes[16], 2, "version 2: the map follows the header");
+    assert_eq!(
+        &bytes[HEADER_BYTES..HEADER_BYTES + 8],
+        &[0, 1, 2, 3, 4, 4, 5, 5]
+    );
+    assert_eq!(Network::from_bytes(&bytes, "n").unwrap(), net);
+    // A damaged map is caught by the checksum.
+    let mut damaged = bytes.clone();
+    damaged[HEADER_BYTES + 5] ^= 1;
+    assert!(matches!(
+        Network::from_bytes(&damaged, "n"),
+        Err(NetError::Checksum { .. })
+    ));
+    // The raw payload (what bullet saves) loads as that net given its arch, padded too.
+    let arch: Arch = "king-buckets=8,output-buckets=8".parse().unwrap();
+    assert_eq!(arch, net.arch());
+    let mut raw = net.raw_bytes();
+    let mut as_raw = Network::from_bytes_as(&raw, "raw", Some(&arch)).unwrap();
+    as_raw.set_provenance("king buckets");
+    assert_eq!(as_raw, net);
+    raw.resize(raw.len().div_ceil(64) * 64, 0);
+    assert!(Network::from_bytes_as(&raw, "raw", Some(&arch)).is_ok());
+    // Without its arch, or with another, it is refused by its size, naming the shape.
+    assert!(matches!(
+        Network::from_bytes(&raw, "raw"),
+        Err(NetError::Size { .. })
+    ));
+    let other: Arch = "king-buckets=4,output-buckets=8".parse().unwrap();
+    let error = Network::from_bytes_as(&raw, "raw", Some(&other)).unwrap_err();
+    assert!(error.to_string().contains("768x4hm"), "{error}");
+    // A pawnstorm file must agree with an arch given for it.
+    let error = Network::from_bytes_as(&bytes, "n", Some(&other)).unwrap_err();
+    assert!(error.to_string().contains("the file says"), "{error}");
+    assert!(Network::from_bytes_as(&bytes, "n", Some(&arch)).is_ok());
+    // The text of an arch reads back.
+    assert_eq!(arch.to_string().parse::<Arch>().unwrap(), arch);
+    assert!("king-buckets=8,hidden=3".parse::<Arch>().is_err());
+    assert!("output-buckets=9".parse::<Arch>().is_err());
 }
 
 /// A net's raw payload as its `i16` values.

@@ -1,4 +1,4 @@
-//! The network's UCI options (`Use NNUE`, `EvalFile`) and its line under `eval`.
+//! The network's UCI options (`Use NNUE`, `EvalFile`, `EvalArch`) and its line under `eval`.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -36,11 +36,13 @@ impl Uci {
     pub(super) fn set_eval_file(&mut self, value: &str) {
         if value.is_empty() || value == "<empty>" {
             self.eval_file = None;
+            self.eval_file_asked = None;
         } else if self.bounds.is_some() {
             complain("setoption EvalFile: no file is read in a bounded session");
             return;
         } else {
-            match Network::load(Path::new(value)) {
+            self.eval_file_asked = Some(value.to_string());
+            match Network::load_as(Path::new(value), self.eval_arch.as_ref()) {
                 Ok(net) => {
                     say(&format!(
                         "info string EvalFile: {value}: network of {}, checksum {:08x}",
@@ -63,6 +65,29 @@ impl Uci {
             }
         }
         self.apply_evaluator();
+    }
+
+    /// `EvalArch`: what a raw `EvalFile` does not record (`king-buckets=MAP,output-buckets=B`,
+    /// `docs/NNUE.md`); empty for a plain `Chess768` net. The file asked for last is read
+    /// again with it.
+    pub(super) fn set_eval_arch(&mut self, value: &str) {
+        let arch = if value.is_empty() || value == "<empty>" {
+            None
+        } else {
+            match value.parse::<crate::nnue::Arch>() {
+                Ok(arch) => Some(arch),
+                Err(e) => {
+                    let text = format!("EvalArch: {e}; the architecture stays as it was");
+                    say(&format!("info string {text}"));
+                    complain(&text);
+                    return;
+                }
+            }
+        };
+        self.eval_arch = arch;
+        if let Some(file) = self.eval_file_asked.clone() {
+            self.set_eval_file(&file);
+        }
     }
 
     /// `eval`'s last line: the network's score, in use or not.
