@@ -232,6 +232,11 @@ fn the_trained_net_beats_a_constant_and_an_untrained_net_on_held_out_positions()
 
 /// `db`'s positions on `split`'s side, in order, as Chess768 batches of `batch_size`.
 fn in_order(db: &Path, batch_size: usize, split: Split) -> Loader {
+    in_order_as(db, batch_size, split, FeatureSet::Chess768)
+}
+
+/// [`in_order`] in the feature set `set`.
+fn in_order_as(db: &Path, batch_size: usize, split: Split, set: FeatureSet) -> Loader {
     Loader::start(LoaderConfig {
         inputs: vec![Input {
             path: db.to_path_buf(),
@@ -239,7 +244,7 @@ fn in_order(db: &Path, batch_size: usize, split: Split) -> Loader {
         }],
         mixing: false,
         batch_size,
-        set: FeatureSet::Chess768,
+        set,
         shuffle: false,
         shuffle_buffer: 0,
         seed: 0,
@@ -253,7 +258,15 @@ fn in_order(db: &Path, batch_size: usize, split: Split) -> Loader {
 /// The net's integer evaluation of the first 500 positions of `db` stays within the
 /// quantisation error of the float model `checkpoint` holds.
 fn follows_the_float_model(net: &Network, checkpoint: &Checkpoint, layout: Layout, db: &Path) {
-    let batch = in_order(db, 500, Split::All).next().unwrap().unwrap();
+    let set = if layout.inputs.is_mirrored() {
+        FeatureSet::KingBuckets(layout.inputs)
+    } else {
+        FeatureSet::Chess768
+    };
+    let batch = in_order_as(db, 500, Split::All, set)
+        .next()
+        .unwrap()
+        .unwrap();
     let (mut largest, mut total_error) = (0.0f32, 0.0f32);
     for i in 0..batch.len {
         let ours = &batch.stm_features[i * MAX_ACTIVE..(i + 1) * MAX_ACTIVE];
@@ -308,10 +321,7 @@ fn output_buckets_train_and_the_net_follows_the_float_model() {
         net.provenance()
     );
     let checkpoint = Checkpoint::load(&dir.path().join("net.nnue.ckpt")).expect("checkpoint");
-    let layout = Layout {
-        hidden: 32,
-        buckets: 8,
-    };
+    let layout = Layout::new(32, 8);
     assert_eq!(checkpoint.state.layout, layout);
     follows_the_float_model(&net, &checkpoint, layout, &db);
 
@@ -325,6 +335,73 @@ fn output_buckets_train_and_the_net_follows_the_float_model() {
         stderr.contains("output-buckets: 8 in the checkpoint, 4 now"),
         "{stderr}"
     );
+}
+
+/// With king buckets (`--king-buckets 4`, factorised), the net is written as a version 2
+/// file with its map, reads king-bucketed inputs as the float model does (merged
+/// factoriser included), and a resume with another map, or without the factoriser, is
+/// refused.
+#[test]
+fn king_buckets_train_and_the_net_follows_the_float_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("train.psdb");
+    write_db(&db, 12_000);
+    let out = dir.path().join("net.nnue");
+    let options = [
+        "--epochs",
+        "4",
+        "--seed",
+        "3",
+        "--lr",
+        "0.003",
+        "--batch-size",
+        "512",
+        "--output-buckets",
+        "4",
+        "--king-buckets",
+        "4",
+    ];
+    train(db.to_str().unwrap(), out.to_str().unwrap(), &options);
+    let net = Network::load(&out).expect("loads");
+    let four = pawnstorm::nnue::InputLayout::standard(4).unwrap();
+    assert_eq!((net.hidden(), net.buckets(), net.inputs()), (32, 4, four));
+    assert!(
+        net.provenance()
+            .contains("768x4hm, king buckets 0011/2222/3333/")
+            && net.provenance().contains("factorised"),
+        "{}",
+        net.provenance()
+    );
+    let checkpoint = Checkpoint::load(&dir.path().join("net.nnue.ckpt")).expect("checkpoint");
+    let layout = Layout {
+        inputs: four,
+        factoriser: true,
+        ..Layout::new(32, 4)
+    };
+    assert_eq!(checkpoint.state.layout, layout);
+    // The factoriser learnt: its rows are no longer the zeros they started at.
+    let shared = &checkpoint.state.params[layout.factoriser_row() * 32..layout.ft_bias()];
+    assert!(shared.iter().filter(|w| **w != 0.0).count() > shared.len() / 10);
+    follows_the_float_model(&net, &checkpoint, layout, &db);
+
+    for (other, expected) in [
+        (&["--king-buckets", "8"][..], "king-buckets"),
+        (
+            &["--king-buckets", "4", "--no-factoriser"][..],
+            "factoriser",
+        ),
+    ] {
+        let args = [&options[..options.len() - 2], other, &["--resume"]].concat();
+        let stderr = fails(&train_args(
+            db.to_str().unwrap(),
+            out.to_str().unwrap(),
+            &args,
+        ));
+        assert!(
+            stderr.contains(&format!("{expected}: ")) && stderr.contains("in the checkpoint"),
+            "{stderr}"
+        );
+    }
 }
 
 /// The same seed gives the same network whatever the thread count; another seed another.

@@ -165,3 +165,54 @@ fn the_search_evaluates_with_the_network_exactly() {
         assert_eq!(nnue.score(&boards, black, 0), stm);
     }
 }
+
+/// A raw bullet file of a king-bucketed net plays through `EvalArch` (listed before
+/// `EvalFile`, so a GUI sends it first); set after the file, the file is read again with
+/// it. Without it the raw file is refused, saying why.
+#[test]
+fn eval_arch_loads_a_raw_king_bucketed_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let inputs = pawnstorm::nnue::InputLayout::standard(8).expect("map");
+    let net = Network::random_with(inputs, 48, 8, 23).expect("net");
+    let raw = dir.path().join("bullet.bin");
+    let mut bytes = net.raw_bytes();
+    bytes.resize(bytes.len().div_ceil(64) * 64, 0);
+    std::fs::write(&raw, &bytes).expect("write");
+    let arch = "king-buckets=8,output-buckets=8";
+
+    let mut engine = Engine::start(&[]);
+    engine.send("uci");
+    let lines = engine.until("uciok");
+    let at = |name: &str| lines.iter().position(|l| l.starts_with(name));
+    assert!(
+        at("option name EvalArch type string default <empty>").unwrap()
+            < at("option name EvalFile").unwrap()
+    );
+    // The file first, without its architecture: refused by its size.
+    engine.send(&format!("setoption name EvalFile value {}", raw.display()));
+    let refused = engine.until("info string EvalFile");
+    assert!(refused.last().unwrap().contains("--arch"), "{refused:?}");
+    // Then the architecture: the file asked for is read again, now as what it is.
+    engine.send(&format!("setoption name EvalArch value {arch}"));
+    let loaded = engine.until("info string EvalFile");
+    assert!(
+        loaded.last().unwrap().contains("768x8hm inputs"),
+        "{loaded:?}"
+    );
+    engine.send(&format!("position fen {FEN}"));
+    engine.send("eval");
+    let line = nnue_line(&engine.until("NNUE evaluation"));
+    let expected = format!("NNUE evaluation: {} (white side)", reference_white(&net));
+    assert!(line.starts_with(&expected), "{line} / {expected}");
+    // A bad architecture is refused and the net stays.
+    engine.send("setoption name EvalArch value king-buckets=3");
+    let refused = engine.until("info string EvalArch");
+    assert!(
+        refused.last().unwrap().contains("standard map"),
+        "{refused:?}"
+    );
+    engine.send("go depth 5");
+    engine.until("bestmove");
+    engine.ready();
+    engine.quit();
+}

@@ -425,7 +425,8 @@ impl NativeDatabase {
         let nnue = match kind.strip_prefix("nnue:") {
             Some(set) => Some(FeatureSet::parse(set).ok_or_else(|| {
                 PyValueError::new_err(format!(
-                    "{set:?} is not a feature set: 768, halfkp or halfka_v2_hm"
+                    "{set:?} is not a feature set: {}",
+                    FeatureSet::NAMES
                 ))
             })?),
             None => None,
@@ -891,7 +892,8 @@ impl NativeLoader {
     ) -> PyResult<Self> {
         let set = FeatureSet::parse(features).ok_or_else(|| {
             PyValueError::new_err(format!(
-                "{features:?} is not a feature set: 768, halfkp or halfka_v2_hm"
+                "{features:?} is not a feature set: {}",
+                FeatureSet::NAMES
             ))
         })?;
         let filter = filter(filters, pawnstorm::eval::default_weights())?;

@@ -201,3 +201,29 @@ def test_bad_architectures_are_refused_with_the_reason(tmp_path, cli):
     ]:
         done = cli("eval", epd, "--net", path, "--arch", arch, check=False)
         assert done.returncode != 0 and message in done.stderr, (arch, done.stderr)
+
+
+@pytest.mark.parametrize("k, layout", [(4, STANDARD[4]), (8, "random")])
+def test_features_give_bullets_king_bucketed_inputs(tmp_path, cli, k, layout):
+    """`features --kind nnue --set 768xKhm` (or `768hm:MAP`): the inputs a Python trainer
+    feeds are bullet's ChessBucketsMirrored indices, side to move first."""
+    if layout == "random":
+        map32 = random_map(k, seed=5)
+        name = "768hm:" + "".join(f"{b:x}" for b in map32)
+    else:
+        map32 = [int(c, 16) for c in layout]
+        name = f"768x{k}hm"
+    fens = kings_everywhere(120, seed=k)
+    epd = tmp_path / "p.epd"
+    epd.write_text("\n".join(fens) + "\n")
+    out = tmp_path / "f.npz"
+    cli("features", epd, "--kind", "nnue", "--set", name, "-o", out)
+    data = np.load(out)
+    stm_rows, nstm_rows = data["stm_features"], data["nstm_features"]
+    for i, fen in enumerate(fens):
+        stm, ntm = bullet_features(chess.Board(fen), map32)
+        for row, expected in ((stm_rows[i], stm), (nstm_rows[i], ntm)):
+            got = row[row >= 0]
+            assert sorted(got.tolist()) == sorted(expected), fen
+            assert np.all(row[len(got):] == -1)
+        assert max(stm + ntm) < 768 * k

@@ -39,7 +39,8 @@ pub struct Args {
     /// Planes: one byte a square, (N, 12, 8, 8), instead of one u64 a board
     #[arg(long)]
     unpacked: bool,
-    /// NNUE: the feature set: 768 (bullet's), halfkp, halfka_v2_hm (nnue-pytorch's)
+    /// NNUE: the feature set: 768 (bullet's), halfkp, halfka_v2_hm (nnue-pytorch's), 768xKhm
+    /// or 768hm:MAP (bullet's ChessBucketsMirrored, the network's king-bucketed inputs)
     #[arg(long, value_parser = parse_set)]
     set: Option<FeatureSet>,
     /// Evaluation weights file: terms writes these weights (and the scale they pick); the
@@ -65,7 +66,7 @@ enum FeatureKind {
 
 fn parse_set(text: &str) -> Result<FeatureSet, String> {
     FeatureSet::parse(text)
-        .ok_or_else(|| format!("{text:?} is not a feature set: 768, halfkp or halfka_v2_hm"))
+        .ok_or_else(|| format!("{text:?} is not a feature set: {}", FeatureSet::NAMES))
 }
 
 pub fn run(args: Args, global: Global) -> Result<()> {
@@ -125,7 +126,7 @@ fn run_npz(args: Args, global: Global) -> Result<()> {
     let terms = matches!(args.kind, FeatureKind::Terms);
     let nnue = matches!(args.kind, FeatureKind::Nnue);
     if nnue && args.set.is_none() {
-        anyhow::bail!("--kind nnue needs --set 768, halfkp or halfka_v2_hm");
+        anyhow::bail!("--kind nnue needs --set {}", FeatureSet::NAMES);
     }
     if !nnue && args.set.is_some() {
         anyhow::bail!("--set is for --kind nnue");

@@ -14,8 +14,8 @@ use pawnstorm::training::loader::ReadCounts;
 use pawnstorm::training::mix::{self, Input};
 use pawnstorm::training::net::checkpoint::{self, Checkpoint};
 use pawnstorm::training::net::compare::{self, Comparison};
+use pawnstorm::training::net::quantise;
 use pawnstorm::training::net::run::{self, EpochReport, Observer, RunConfig};
-use pawnstorm::training::net::{Layout, quantise};
 
 use super::filters::FilterArgs;
 use super::{Global, progress};
@@ -32,7 +32,7 @@ pub struct Args {
     /// NET.ckpt
     #[arg(short, long, value_name = "NET")]
     output: PathBuf,
-    /// Hidden neurons per perspective: a multiple of 16 from 16 to 1024
+    /// Hidden neurons per perspective: a multiple of 16 from 16 to 1536
     #[arg(long, default_value_t = 128, value_parser = hidden_width)]
     hidden: usize,
     /// Output buckets by piece count, bullet's MaterialCount<B>: the output layer is B sets
@@ -40,6 +40,15 @@ pub struct Args {
     /// many engines use: 2–5 pieces, 6–9, …, 30–32)
     #[arg(long, value_name = "B", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=8))]
     output_buckets: u64,
+    /// King-bucketed, mirrored inputs (bullet's ChessBucketsMirrored): a count naming a
+    /// standard map (1, 2, 4, 8, 16) or 32 hex digits, one bucket per king square of files
+    /// a–d, rank 1 first (docs/NNUE.md, "King buckets"); none: Chess768
+    #[arg(long, value_name = "MAP", value_parser = parse_king_buckets)]
+    king_buckets: Option<pawnstorm::nnue::InputLayout>,
+    /// With --king-buckets: no shared factoriser beside the buckets (by default one is
+    /// trained and merged into every bucket's weights on saving)
+    #[arg(long, requires = "king_buckets")]
+    no_factoriser: bool,
     /// Epochs: passes over the training positions (or --epoch-positions positions each)
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
     epochs: u64,
@@ -136,6 +145,10 @@ fn scale_option(text: &str) -> Result<ScaleOption, String> {
             "`{text}` is neither `fit` nor a number of centipawns of 1 or more"
         )),
     }
+}
+
+fn parse_king_buckets(text: &str) -> Result<pawnstorm::nnue::InputLayout, String> {
+    pawnstorm::nnue::InputLayout::parse_king_buckets(text)
 }
 
 fn hidden_width(text: &str) -> Result<usize, String> {
@@ -312,6 +325,10 @@ pub fn run(args: Args, _global: Global) -> Result<()> {
         mixing: inputs.iter().any(|i| i.weight != 1.0),
         hidden: args.hidden,
         buckets: args.output_buckets as usize,
+        king_buckets: args
+            .king_buckets
+            .unwrap_or(pawnstorm::nnue::InputLayout::CHESS768),
+        factoriser: !args.no_factoriser,
         epochs: args.epochs,
         wdl: args.wdl,
         scale: SCALE_WITHOUT_RESULTS,
@@ -395,10 +412,7 @@ pub fn run(args: Args, _global: Global) -> Result<()> {
     let outcome = run::train(&config, start, &pool, &mut observer).map_err(anyhow::Error::msg)?;
     observer.bar.finish_and_clear();
 
-    let layout = Layout {
-        hidden: args.hidden,
-        buckets: args.output_buckets as usize,
-    };
+    let layout = config.layout();
     let mut net = quantise(&outcome.state.params, layout, "").map_err(anyhow::Error::msg)?;
     let comparison = if args.holdout > 0.0 {
         let loader = run::held_out_loader(&config).map_err(anyhow::Error::msg)?;
@@ -492,6 +506,13 @@ fn options_text(args: &Args, inputs: &[Input], final_lr: f64, filters: &FilterAr
     if args.output_buckets != 1 {
         text.push_str(&format!("output-buckets={}\n", args.output_buckets));
     }
+    // Only with king buckets, as output buckets.
+    if let Some(layout) = args.king_buckets {
+        text.push_str(&format!("king-buckets={}\n", layout.map_text()));
+        if args.no_factoriser {
+            text.push_str("factoriser=0\n");
+        }
+    }
     // Only when used, so that checkpoints from before the option still resume.
     if args.warmup > 0 {
         text.push_str(&format!("warmup={}\n", args.warmup));
@@ -555,8 +576,21 @@ fn provenance(
     text.push_str(&format!("command: {}\n", command.join(" ")));
     text.push_str(&format!("date: {}\n", today()));
     text.push_str(&format!(
-        "network: (768 -> {}) x 2 -> 1 SCReLU{}; wdl {}, lr {}{} -> {final_lr} (cosine), batch \
+        "network: ({} -> {}) x 2 -> 1 SCReLU{}; wdl {}, lr {}{} -> {final_lr} (cosine), batch \
          {}, seed {}, holdout {}\n",
+        match args.king_buckets {
+            Some(layout) => format!(
+                "768x{}hm, king buckets {}{}",
+                layout.king_buckets(),
+                layout.map_text(),
+                if args.no_factoriser {
+                    ""
+                } else {
+                    ", factorised"
+                }
+            ),
+            None => "768".to_string(),
+        },
         args.hidden,
         match args.output_buckets {
             1 => String::new(),

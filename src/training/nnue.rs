@@ -10,9 +10,14 @@
 //!   22,528 inputs): `orient(sq) + p × 64 + bucket(orient(ksq)) × 704`, `orient` flipping
 //!   vertically for Black and mirroring horizontally (`^ 7`) when the perspective's king is
 //!   on files a-d, `p` as above over all twelve pieces except that both kings share plane
-//!   10, and 32 king buckets over the e-h half of the board.
+//!   10, and 32 king buckets over the e-h half of the board;
+//! - `768xKhm` (or `768hm:MAP`): bullet's `ChessBucketsMirrored`, the network's own
+//!   king-bucketed inputs (`crate::nnue::inputs`): `bucket × 768 + Chess768(square ^ 7 when
+//!   the perspective's king is on files e-h)`, K buckets from a 32-entry map over files a-d.
 
 use pawnstorm_kernels::Color;
+
+use crate::nnue::InputLayout;
 
 /// Active features a perspective can have: one per piece.
 pub const MAX_ACTIVE: usize = 32;
@@ -23,6 +28,8 @@ pub enum FeatureSet {
     Chess768,
     HalfKp,
     HalfKaV2Hm,
+    /// A network's king-bucketed, mirrored inputs.
+    KingBuckets(InputLayout),
 }
 
 /// HalfKAv2_hm's king buckets, by the oriented king square (always on files e-h).
@@ -48,19 +55,46 @@ impl FeatureSet {
         FeatureSet::HalfKaV2Hm,
     ];
 
-    /// The name `--set` takes (nnue-pytorch's names, lower case; bullet's input size).
-    pub fn name(self) -> &'static str {
+    /// The name `--set` takes (nnue-pytorch's names, lower case; bullet's input size and
+    /// shorthand): a king-bucketed set by its count when its map is the standard one
+    /// (`768x4hm`), else with its map (`768hm:0011/2222/…`).
+    pub fn name(self) -> String {
         match self {
-            FeatureSet::Chess768 => "768",
-            FeatureSet::HalfKp => "halfkp",
-            FeatureSet::HalfKaV2Hm => "halfka_v2_hm",
+            FeatureSet::Chess768 => "768".into(),
+            FeatureSet::HalfKp => "halfkp".into(),
+            FeatureSet::HalfKaV2Hm => "halfka_v2_hm".into(),
+            FeatureSet::KingBuckets(layout) => {
+                if InputLayout::standard(layout.king_buckets()) == Some(layout) {
+                    layout.shorthand()
+                } else {
+                    format!("768hm:{}", layout.map_text())
+                }
+            }
         }
     }
 
+    /// What `--set` says it takes, for errors.
+    pub const NAMES: &'static str =
+        "768, halfkp, halfka_v2_hm, 768xKhm (K = 1, 2, 4, 8, 16) or 768hm:MAP (32 hex digits)";
+
     pub fn parse(text: &str) -> Option<FeatureSet> {
-        FeatureSet::ALL
-            .into_iter()
-            .find(|s| s.name().eq_ignore_ascii_case(text))
+        let lower = text.to_ascii_lowercase();
+        if let Some(map) = lower.strip_prefix("768hm:") {
+            return InputLayout::parse_king_buckets(map)
+                .ok()
+                .map(FeatureSet::KingBuckets);
+        }
+        if let Some(count) = lower
+            .strip_prefix("768x")
+            .and_then(|rest| rest.strip_suffix("hm"))
+        {
+            return count
+                .parse()
+                .ok()
+                .and_then(InputLayout::standard)
+                .map(FeatureSet::KingBuckets);
+        }
+        FeatureSet::ALL.into_iter().find(|s| s.name() == lower)
     }
 
     /// The number of inputs (one past the largest index).
@@ -69,6 +103,7 @@ impl FeatureSet {
             FeatureSet::Chess768 => 768,
             FeatureSet::HalfKp => 64 * HALFKP_PLANES as usize,
             FeatureSet::HalfKaV2Hm => 64 * HALFKA_PLANES as usize / 2,
+            FeatureSet::KingBuckets(layout) => layout.inputs(),
         }
     }
 
@@ -187,6 +222,14 @@ impl FeatureSet {
                     *b = plane * 64 + bucket;
                 }
                 orient
+            }
+            FeatureSet::KingBuckets(layout) => {
+                let o = layout.orientation(perspective.index(), king_square as usize);
+                for (code, b) in base.iter_mut().enumerate() {
+                    let theirs = (code / 6 != perspective.index()) as i32;
+                    *b = o.base as i32 + theirs * 384 + (code % 6) as i32 * 64;
+                }
+                o.flip as i32
             }
         };
         (base, orient)

@@ -114,7 +114,30 @@ impl Checkpoint {
         let Some(buckets) = buckets else {
             return refuse("its output-buckets option is no number from 1 to 8");
         };
-        let layout = Layout { hidden, buckets };
+        let option = |key: &str| {
+            body.get(..text_len)
+                .and_then(|text| std::str::from_utf8(text).ok())
+                .and_then(|text| {
+                    text.lines()
+                        .find_map(|line| line.strip_prefix(key).map(str::to_string))
+                })
+        };
+        // King buckets only in the options of runs that have them (older checkpoints
+        // resume as `Chess768`).
+        let inputs = match option("king-buckets=") {
+            None => crate::nnue::InputLayout::CHESS768,
+            Some(map) => match crate::nnue::InputLayout::parse_king_buckets(&map) {
+                Ok(layout) => layout,
+                Err(e) => return refuse(&format!("its king-buckets option: {e}")),
+            },
+        };
+        let factoriser = inputs.is_mirrored() && option("factoriser=").as_deref() != Some("0");
+        let layout = Layout {
+            hidden,
+            buckets,
+            inputs,
+            factoriser,
+        };
         if body.len() != text_len + 12 * layout.len() {
             return refuse("cut short or with bytes added (its size does not match its width)");
         }
@@ -249,10 +272,7 @@ mod tests {
 
     #[test]
     fn a_checkpoint_with_output_buckets_reads_back_at_its_size() {
-        let layout = Layout {
-            hidden: 32,
-            buckets: 8,
-        };
+        let layout = Layout::new(32, 8);
         let checkpoint = Checkpoint {
             state: State::new(layout, 4),
             epochs_done: 1,

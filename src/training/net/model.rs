@@ -1,9 +1,17 @@
 //! The float model the trainer fits, its forward and backward passes, and its quantisation.
 //!
 //! Every parameter lives in one flat `f32` array (so that the optimiser, the gradient merge
-//! and the checkpoint each run over one slice): first-layer weights `[768][N]`, biases
-//! `[N]`, output weights `[B][2N]` (per output bucket, the side to move's half first), the
-//! output biases `[B]`, then zeros up to a multiple of [`LANES`]. B = 1 without buckets.
+//! and the checkpoint each run over one slice): first-layer weights `[768 K][N]` (K king
+//! buckets, 1 without), with king buckets and a factoriser its shared `[768][N]` rows,
+//! biases `[N]`, output weights `[B][2N]` (per output bucket, the side to move's half
+//! first), the output biases `[B]`, then zeros up to a multiple of [`LANES`]. B = 1 without
+//! output buckets.
+//!
+//! The factoriser (bullet's `Factorised<ChessBucketsMirrored, Chess768>`) is a 768-input
+//! layer every king bucket shares: an active input `f` also activates row `768 K + f mod
+//! 768`, so what every bucket should know is learnt from all positions at once, and each
+//! bucket's own rows learn only how it differs. On quantising it is added into each
+//! bucket's rows; the network file has no trace of it.
 //!
 //! ```text
 //! acc   = bias + Σ rows of the active inputs          (one per perspective)
@@ -23,7 +31,7 @@
 use pawnstorm_kernels::simd::{self, LevelFn};
 
 use crate::nnue::network::bucket_of;
-use crate::nnue::{INPUTS, Network, QA, QB, SCALE};
+use crate::nnue::{INPUTS, InputLayout, Network, QA, QB, SCALE};
 use crate::training::loader::Batch;
 use crate::training::nnue::MAX_ACTIVE;
 
@@ -41,15 +49,36 @@ pub const CLIP: f32 = 1.98;
 pub struct Layout {
     pub hidden: usize,
     pub buckets: usize,
+    /// The inputs (`Chess768`, or king buckets).
+    pub inputs: InputLayout,
+    /// With king buckets: a shared 768-input factoriser beside them.
+    pub factoriser: bool,
 }
 
 impl Layout {
     /// Without output buckets.
     pub fn single(hidden: usize) -> Layout {
-        Layout { hidden, buckets: 1 }
+        Layout::new(hidden, 1)
+    }
+    /// `Chess768` inputs, `buckets` output buckets.
+    pub fn new(hidden: usize, buckets: usize) -> Layout {
+        Layout {
+            hidden,
+            buckets,
+            inputs: InputLayout::CHESS768,
+            factoriser: false,
+        }
+    }
+    /// The first row of the factoriser (past the bucketed inputs).
+    pub fn factoriser_row(self) -> usize {
+        self.inputs.inputs()
+    }
+    /// First-layer rows: the inputs, and the factoriser's.
+    pub fn ft_rows(self) -> usize {
+        self.inputs.inputs() + if self.factoriser { INPUTS } else { 0 }
     }
     pub fn ft_bias(self) -> usize {
-        INPUTS * self.hidden
+        self.ft_rows() * self.hidden
     }
     pub fn out_weights(self) -> usize {
         self.ft_bias() + self.hidden
@@ -338,23 +367,38 @@ fn scatter_block<const B: usize>(
     }
 }
 
-/// A position's active inputs from one perspective, unpacked once for both passes.
+/// A position's active inputs from one perspective, unpacked once for both passes, with
+/// the factoriser's rows after them when there is one.
 #[derive(Clone, Copy, Debug)]
 struct Active {
-    features: [u16; MAX_ACTIVE],
+    features: [u16; 2 * MAX_ACTIVE],
     len: usize,
+    /// Pieces on the board (the inputs without the factoriser's).
+    pieces: usize,
 }
 
 impl Active {
     #[inline(always)]
-    fn of(row: &[i32]) -> Active {
-        let mut features = [0u16; MAX_ACTIVE];
+    fn of(row: &[i32], layout: Layout) -> Active {
+        let mut features = [0u16; 2 * MAX_ACTIVE];
         let mut len = 0;
         for f in active(row) {
             features[len] = f as u16;
             len += 1;
         }
-        Active { features, len }
+        let pieces = len;
+        if layout.factoriser {
+            let base = layout.factoriser_row();
+            for i in 0..pieces {
+                features[len] = (base + features[i] as usize % INPUTS) as u16;
+                len += 1;
+            }
+        }
+        Active {
+            features,
+            len,
+            pieces,
+        }
     }
 
     #[inline(always)]
@@ -366,7 +410,7 @@ impl Active {
 /// The output bucket of a position: its pieces are its active inputs from either side.
 #[inline(always)]
 fn bucket(layout: Layout, sides: &[Active; 2]) -> usize {
-    bucket_of(sides[0].len, layout.buckets)
+    bucket_of(sides[0].pieces, layout.buckets)
 }
 
 /// The model's output (before the sigmoid) for one position: the accumulators are left in
@@ -496,7 +540,7 @@ fn error_and_gradient_here(
             };
             let ours = &batch.stm_features[i * MAX_ACTIVE..(i + 1) * MAX_ACTIVE];
             let theirs = &batch.nstm_features[i * MAX_ACTIVE..(i + 1) * MAX_ACTIVE];
-            let sides = [Active::of(ours), Active::of(theirs)];
+            let sides = [Active::of(ours, layout), Active::of(theirs, layout)];
             let Scratch { acc, delta, .. } = scratch;
             let out = forward(params, layout, &sides, acc);
             let p = sigmoid(out * slope);
@@ -554,13 +598,14 @@ fn error_and_gradient_here(
 /// side to move's view).
 pub fn evaluate_features(params: &[f32], layout: Layout, ours: &[i32], theirs: &[i32]) -> f32 {
     let mut scratch = Scratch::new(layout.hidden);
-    let sides = [Active::of(ours), Active::of(theirs)];
+    let sides = [Active::of(ours, layout), Active::of(theirs, layout)];
     forward(units(params), layout, &sides, &mut scratch.acc) * SCALE as f32
 }
 
 /// The quantised network, as bullet quantises: `round(w · QA)` for the first layer,
 /// `round(w · QB)` for the output weights, `round(b · QA · QB)` for the output biases (the
-/// clipping keeps every value inside `i16`; saturating all the same).
+/// clipping keeps every value inside `i16`; saturating all the same). A factoriser is
+/// first added into every king bucket's rows ([`merged_first_layer`]).
 pub fn quantise(params: &[f32], layout: Layout, provenance: &str) -> Result<Network, String> {
     let n = layout.hidden;
     let q = |values: &[f32], scale: f32| -> Vec<i16> {
@@ -571,10 +616,11 @@ pub fn quantise(params: &[f32], layout: Layout, provenance: &str) -> Result<Netw
     };
     let qa = QA as f32;
     let qb = QB as f32;
-    Network::from_bucketed_parts(
+    Network::from_layout_parts(
+        layout.inputs,
         n,
         layout.buckets,
-        &q(&params[..layout.ft_bias()], qa),
+        &q(&merged_first_layer(params, layout), qa),
         &q(&params[layout.ft_bias()..layout.out_weights()], qa),
         &q(&params[layout.out_weights()..layout.out_bias()], qb),
         &q(
@@ -585,9 +631,28 @@ pub fn quantise(params: &[f32], layout: Layout, provenance: &str) -> Result<Netw
     )
 }
 
+/// The first layer's weights as the network has them, `[768 K][N]`: with a factoriser,
+/// each bucket's rows plus the shared row of the same `Chess768` input, held within the
+/// clipping bound each part is trained within (so that 33 rows still fit an `i16` sum).
+pub fn merged_first_layer(params: &[f32], layout: Layout) -> Vec<f32> {
+    let n = layout.hidden;
+    let mut weights = params[..layout.inputs.inputs() * n].to_vec();
+    if layout.factoriser {
+        let shared = &params[layout.factoriser_row() * n..layout.ft_bias()];
+        for (row, weights) in weights.chunks_exact_mut(n).enumerate() {
+            let shared = &shared[(row % INPUTS) * n..][..n];
+            for (w, s) in weights.iter_mut().zip(shared) {
+                *w = (*w + s).clamp(-CLIP, CLIP);
+            }
+        }
+    }
+    weights
+}
+
 /// Starting parameters from `seed`: first-layer weights uniform in ±1/√32 (some 30 inputs
 /// are active, so an accumulator starts with a spread of about 0.5), output weights
-/// uniform in ±1/√(2N) (every bucket's drawn in turn), biases 0.
+/// uniform in ±1/√(2N) (every bucket's drawn in turn), biases 0. A factoriser starts at 0
+/// (as bullet's examples start it), so the net starts as the same draw without one.
 pub fn initial(layout: Layout, seed: u64) -> Vec<f32> {
     let mut rng = crate::training::tune::Rng::new(crate::training::tune::mix(seed ^ 0x6e6e_7565));
     let mut uniform = |bound: f32| {
@@ -596,7 +661,7 @@ pub fn initial(layout: Layout, seed: u64) -> Vec<f32> {
     };
     let mut params = vec![0.0f32; layout.len()];
     let first = 1.0 / 32f32.sqrt();
-    for w in &mut params[..layout.ft_bias()] {
+    for w in &mut params[..layout.inputs.inputs() * layout.hidden] {
         *w = uniform(first);
     }
     let out = 1.0 / ((2 * layout.hidden) as f32).sqrt();
@@ -607,11 +672,16 @@ pub fn initial(layout: Layout, seed: u64) -> Vec<f32> {
 }
 
 /// The boards (colour × 6 + type, White first) of a position from its side to move's
-/// `Chess768` inputs (`black`: Black to move), for the evaluations the trainer compares.
+/// inputs (`black`: Black to move), for the evaluations the trainer compares. With king
+/// buckets the inputs are read without their bucket and as if unmirrored: a position whose
+/// side to move's king stood on files e–h comes back mirrored left to right, which its
+/// inputs cannot tell apart (mirrored inputs are the same for a board and its mirror
+/// image), so it has the same network evaluation, the same exact endgame rules and the
+/// same hand-crafted terms (castling rights are not in the boards).
 pub fn boards_of_features(ours: &[i32], black: bool) -> [u64; 12] {
     let mut boards = [0u64; 12];
     let us = black as usize;
-    for f in active(ours) {
+    for f in active(ours).map(|f| f % INPUTS) {
         let colour = if f >= 384 { 1 - us } else { us };
         let kind = (f % 384) / 64;
         let square = (f % 64) ^ if black { 56 } else { 0 };
@@ -625,7 +695,7 @@ mod tests {
     use super::*;
     use crate::training::nnue::FeatureSet;
 
-    fn batch_of(fens: &[(&str, i32, f32)]) -> Batch {
+    fn batch_of(fens: &[(&str, i32, f32)], set: FeatureSet) -> Batch {
         let mut batch = Batch::default();
         for &(fen, score, result) in fens {
             let position = crate::position::fen::parse_fen(fen).expect("fen");
@@ -638,7 +708,7 @@ mod tests {
             }
             let us = position.side_to_move();
             let (mut ours, mut theirs) = ([0; MAX_ACTIVE], [0; MAX_ACTIVE]);
-            FeatureSet::Chess768.active_both(&b, us, &mut ours, &mut theirs);
+            set.active_both(&b, us, &mut ours, &mut theirs);
             batch.stm_features.extend_from_slice(&ours);
             batch.nstm_features.extend_from_slice(&theirs);
             batch.stm.push(boards.black_to_move as u8);
@@ -670,19 +740,34 @@ mod tests {
     /// 8, so both an opening's and an endgame's output layer are probed).
     #[test]
     fn gradient_matches_finite_differences() {
+        let kings = Layout {
+            inputs: InputLayout::standard(4).unwrap(),
+            ..Layout::new(16, 8)
+        };
         for layout in [
             Layout::single(16),
+            Layout::new(16, 8),
+            kings,
             Layout {
-                hidden: 16,
-                buckets: 8,
+                factoriser: true,
+                ..kings
             },
         ] {
             gradient_matches_finite_differences_for(layout);
         }
     }
 
+    /// The feature set a layout's batches are made with.
+    fn set_of(layout: Layout) -> FeatureSet {
+        if layout.inputs.is_mirrored() {
+            FeatureSet::KingBuckets(layout.inputs)
+        } else {
+            FeatureSet::Chess768
+        }
+    }
+
     fn gradient_matches_finite_differences_for(layout: Layout) {
-        let batch = batch_of(&FENS);
+        let batch = batch_of(&FENS, set_of(layout));
         let mut params = initial(layout, 5);
         // Spread the biases so that some accumulators sit in each region of the clamp.
         for (i, b) in params[layout.ft_bias()..layout.out_weights()]
@@ -717,9 +802,15 @@ mod tests {
         let mut checked = 0;
         // First-layer rows of pieces on the boards, the biases, the output layer.
         let ours = &batch.stm_features[..MAX_ACTIVE];
+        let factoriser = layout.factoriser;
+        let shared = layout.factoriser_row();
         let probes: Vec<usize> = active(ours)
             .take(3)
-            .flat_map(|f| (0..16).map(move |k| f * 16 + k))
+            .flat_map(|f| {
+                let rows = [Some(f), factoriser.then_some(shared + f % INPUTS)];
+                rows.into_iter().flatten()
+            })
+            .flat_map(|row| (0..16).map(move |k| row * 16 + k))
             .chain(layout.ft_bias()..layout.out_bias() + layout.buckets)
             .collect();
         for i in probes {
@@ -744,7 +835,7 @@ mod tests {
 
     #[test]
     fn boards_come_back_from_features() {
-        let batch = batch_of(&FENS);
+        let batch = batch_of(&FENS, FeatureSet::Chess768);
         for (i, (fen, _, _)) in FENS.iter().enumerate() {
             let position = crate::position::fen::parse_fen(fen).unwrap();
             let pb = position.boards();
@@ -763,14 +854,35 @@ mod tests {
         }
     }
 
-    /// The quantised network's evaluations stay near the float model's.
+    /// The quantised network's evaluations stay near the float model's: plain, and with
+    /// king buckets and a factoriser merged in (whose positions come back from their
+    /// features mirrored when the side to move's king stood on files e–h: the same
+    /// evaluation, which this checks too).
     #[test]
     fn quantisation_error_is_small() {
-        let layout = Layout::single(32);
+        let kings = Layout {
+            inputs: InputLayout::standard(4).unwrap(),
+            factoriser: true,
+            ..Layout::single(32)
+        };
+        for layout in [Layout::single(32), kings] {
+            quantisation_error_is_small_for(layout);
+        }
+    }
+
+    fn quantisation_error_is_small_for(layout: Layout) {
         let mut params = initial(layout, 9);
         params[layout.out_bias()] = 0.05;
+        if layout.factoriser {
+            // A factoriser that matters: the draw of another seed.
+            let other = initial(Layout::single(32), 10);
+            let n = layout.hidden;
+            params[layout.factoriser_row() * n..layout.ft_bias()]
+                .copy_from_slice(&other[..INPUTS * n]);
+        }
         let net = quantise(&params, layout, "test").unwrap();
-        let batch = batch_of(&FENS);
+        assert_eq!(net.inputs(), layout.inputs);
+        let batch = batch_of(&FENS, set_of(layout));
         for i in 0..batch.len {
             let ours = &batch.stm_features[i * MAX_ACTIVE..(i + 1) * MAX_ACTIVE];
             let theirs = &batch.nstm_features[i * MAX_ACTIVE..(i + 1) * MAX_ACTIVE];

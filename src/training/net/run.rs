@@ -31,6 +31,10 @@ pub struct RunConfig {
     pub hidden: usize,
     /// Output buckets (1: none).
     pub buckets: usize,
+    /// The network's inputs (`Chess768`, or king buckets).
+    pub king_buckets: crate::nnue::InputLayout,
+    /// With king buckets: train a shared factoriser beside them (see `model`).
+    pub factoriser: bool,
     pub epochs: u64,
     pub wdl: f64,
     /// The logistic's scale in centipawns (see `model`).
@@ -58,6 +62,18 @@ pub struct RunConfig {
     /// The training positions kept in memory once read, for every pass after (and for the
     /// passes after [`fit_scale`]'s); `None`: each pass reads them. See [`pass_cache`].
     pub cache: Option<Arc<PassCache>>,
+}
+
+impl RunConfig {
+    /// The model's parameter layout.
+    pub fn layout(&self) -> Layout {
+        Layout {
+            hidden: self.hidden,
+            buckets: self.buckets,
+            inputs: self.king_buckets,
+            factoriser: self.factoriser && self.king_buckets.is_mirrored(),
+        }
+    }
 }
 
 /// A cache for `config`'s training passes where each pass reads the same positions before
@@ -160,7 +176,11 @@ impl<'a> Stream<'a> {
             inputs: c.inputs.clone(),
             mixing: c.mixing,
             batch_size: c.batch_size,
-            set: FeatureSet::Chess768,
+            set: if c.king_buckets.is_mirrored() {
+                FeatureSet::KingBuckets(c.king_buckets)
+            } else {
+                FeatureSet::Chess768
+            },
             shuffle,
             shuffle_buffer: c.shuffle_buffer,
             seed,
@@ -286,13 +306,7 @@ pub fn train(
             (c.state, c.epochs_done, (c.train_loss, c.held_loss))
         }
         None => (
-            State::new(
-                Layout {
-                    hidden: config.hidden,
-                    buckets: config.buckets,
-                },
-                config.seed,
-            ),
+            State::new(config.layout(), config.seed),
             0,
             (f64::NAN, None),
         ),
