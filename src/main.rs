@@ -61,7 +61,8 @@ fn main() -> ExitCode {
         Some(Command::Datagen(args)) => cli::datagen::run(args),
         Some(Command::Label(args)) => cli::label::run(args, global),
         // No subcommand is how a GUI starts an engine.
-        Some(Command::Uci) | None => cli::uci::run(),
+        Some(Command::Uci(args)) => cli::uci::run(args),
+        None => cli::uci::run(cli::uci::Args::default()),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

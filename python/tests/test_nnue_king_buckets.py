@@ -227,3 +227,22 @@ def test_features_give_bullets_king_bucketed_inputs(tmp_path, cli, k, layout):
             assert sorted(got.tolist()) == sorted(expected), fen
             assert np.all(row[len(got):] == -1)
         assert max(stm + ntm) < 768 * k
+
+
+def test_the_loader_gives_the_same_king_bucketed_inputs(tmp_path, cli):
+    """`pawnstorm.Loader(features="768x8hm")` batches are the features CLI's arrays."""
+    import pawnstorm
+
+    fens = kings_everywhere(200, seed=11)
+    epd = tmp_path / "p.epd"
+    epd.write_text("\n".join(fens) + "\n")
+    db = tmp_path / "p.psdb"
+    cli("import", epd, "-o", db)
+    out = tmp_path / "f.npz"
+    cli("features", db, "--kind", "nnue", "--set", "768x8hm", "-o", out)
+    want = np.load(out)
+    batches = list(pawnstorm.Loader(db, batch_size=64, shuffle=False, features="768x8hm"))
+    for name in ["stm_features", "nstm_features"]:
+        got = np.concatenate([b[name] for b in batches])
+        np.testing.assert_array_equal(got, want[name], err_msg=name)
+    assert want["stm_features"].max() >= 768 * 4, "buckets past the first are used"

@@ -105,7 +105,7 @@ pub enum Command {
     /// Count the leaf nodes of the legal move tree (move generator test), or run a suite
     Perft(perft::Args),
     /// Play through the UCI protocol on standard input and output (what no arguments do)
-    Uci,
+    Uci(uci::Args),
     /// Self-play games at a fixed node count into a labelled position DB (training data)
     Datagen(datagen::Args),
     /// Score every position with a deeper search (pawnstorm's own, or any UCI engine's) into

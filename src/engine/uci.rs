@@ -30,10 +30,12 @@ const MAX_NODES_PER_MS: u64 = 100_000;
 /// (nets/default.md), so the engine plays with it unless told otherwise.
 const USE_NNUE_DEFAULT: bool = true;
 
-/// Runs the loop on standard input and output until `quit` or the end of input.
-pub fn run() {
+/// Runs the loop on standard input and output until `quit` or the end of input; with
+/// `tune`, the search's tunables are UCI options (`engine::search::tunables`).
+pub fn run(tune: bool) {
     let stdin = io::stdin();
     let mut uci = Uci::new();
+    uci.tune = tune;
     for line in stdin.lock().lines() {
         let Ok(line) = line else {
             break;
@@ -116,6 +118,8 @@ struct Uci {
     eval_file_asked: Option<String>,
     /// `EvalArch`: the architecture of a raw `EvalFile`.
     eval_arch: Option<crate::nnue::Arch>,
+    /// `uci --tune`: the tunables are options.
+    tune: bool,
 }
 
 impl Uci {
@@ -142,6 +146,7 @@ impl Uci {
             eval_file: None,
             eval_file_asked: None,
             eval_arch: None,
+            tune: false,
         }
         .with_evaluator()
     }
@@ -219,6 +224,14 @@ impl Uci {
         say("option name Ponder type check default false");
         say("option name UCI_Chess960 type check default false");
         say("option name UCI_ShowWDL type check default false");
+        if self.tune {
+            for t in crate::engine::search::tunables::ALL {
+                say(&format!(
+                    "option name {} type spin default {} min {} max {}",
+                    t.name, t.default, t.min, t.max
+                ));
+            }
+        }
         say("uciok");
     }
 
@@ -285,6 +298,18 @@ impl Uci {
             }
             "evalarch" => {
                 self.set_eval_arch(&value);
+                return;
+            }
+            tunable if self.tune && crate::engine::search::tunables::find(tunable).is_some() => {
+                let set = value
+                    .trim()
+                    .parse::<i32>()
+                    .map_err(|_| format!("{name}: `{value}` is no integer"))
+                    .and_then(|v| crate::engine::search::tunables::set(&name, v));
+                if let Err(e) = set {
+                    say(&format!("info string {e}"));
+                    complain(&e);
+                }
                 return;
             }
             _ => {}

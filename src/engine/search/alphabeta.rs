@@ -7,7 +7,6 @@ mod extensions;
 
 use extensions::{Singular, SingularOutcome};
 
-use std::sync::LazyLock;
 use std::sync::atomic::Ordering;
 
 use super::SearchEvaluator;
@@ -15,52 +14,30 @@ use super::ordering::{Heuristics, Picker, is_bad_tactical, is_tactical};
 use super::see::{SEE_VALUES, captured, kind_at, see};
 use super::tb::{Outcome, Syzygy};
 use super::tt::{Bound, TranspositionTable};
+use super::tunables::{
+    DELTA_MARGIN, FUTILITY_BASE, FUTILITY_DEPTH, FUTILITY_PER_DEPTH, IIR_DEPTH, LMP_DEPTH,
+    LMR_DEPTH, NMP_DEPTH, RFP_DEPTH, RFP_MARGIN, SEE_CAPTURE_MARGIN, SEE_DEPTH, SEE_QUIET_MARGIN,
+    lmr,
+};
 use super::{Control, Options, RootMove, Shared, TimeManager};
 use crate::movegen::{Board, Move, MoveList, captures, count_legal_moves, legal_moves};
 use crate::position::board::PieceType;
 use crate::position::score::{DRAW, INFINITY, MAX_PLY, TB_WIN, TB_WIN_BOUND, mate_in, mated_in};
 
-/// Reverse futility: at depth ≤ this, a static eval this far above beta per depth cuts.
-const RFP_DEPTH: i32 = 7;
-const RFP_MARGIN: i32 = 75;
-/// Null move from this depth; verified (no null move below) from this depth, or always
-/// when the side has at most this many pieces besides pawns and king (zugzwang danger).
-const NMP_DEPTH: i32 = 3;
+// The margins and depths of the pruning rules are tunables (`super::tunables`, which says
+// what each does): reverse futility (RFP_*), null move (NMP_DEPTH), late-move pruning
+// (LMP_DEPTH, after (3 + depth²) / (2 if not improving) quiets), futility (FUTILITY_*),
+// SEE pruning (SEE_*), internal iterative reduction (IIR_DEPTH), late-move reductions
+// (LMR_*), delta pruning (DELTA_MARGIN), aspiration (ASPIRATION_*).
+
+/// Null move verified (no null move below) from this depth, or always when the side has
+/// at most this many pieces besides pawns and king (zugzwang danger).
 const NMP_VERIFY_DEPTH: i32 = 12;
 const NMP_VERIFY_PIECES: u32 = 2;
-/// Late-move pruning of quiets at depth ≤ this, after (3 + depth²) / (2 if not improving).
-const LMP_DEPTH: i32 = 8;
-/// Futility: quiets at depth ≤ this that cannot raise eval + margin to alpha are skipped.
-const FUTILITY_DEPTH: i32 = 8;
-const FUTILITY_BASE: i32 = 90;
-const FUTILITY_PER_DEPTH: i32 = 90;
-/// SEE pruning at depth ≤ this: quiets losing more than QUIET x depth, captures more
-/// than CAPTURE x depth.
-const SEE_DEPTH: i32 = 8;
-const SEE_QUIET_MARGIN: i32 = -60;
-const SEE_CAPTURE_MARGIN: i32 = -90;
-/// Internal iterative reduction: no hash move at depth ≥ this searches one ply less.
-const IIR_DEPTH: i32 = 4;
-/// Late-move reductions from this depth, after this many moves (PV nodes one more).
-const LMR_DEPTH: i32 = 3;
+/// Late-move reductions after this many moves (PV nodes one more).
 const LMR_MOVES: usize = 2;
-/// Quiescence delta pruning: a capture that cannot bring the eval this near alpha.
-const DELTA_MARGIN: i32 = 200;
-/// Aspiration window half-width from this depth.
-const ASPIRATION_DEPTH: i32 = 5;
-const ASPIRATION_WINDOW: i32 = 20;
 /// Nodes between looks at the clock and the stop flag.
 const CHECK_INTERVAL: u64 = 1024;
-
-static LMR: LazyLock<[[i32; 64]; 64]> = LazyLock::new(|| {
-    let mut table = [[0; 64]; 64];
-    for (depth, row) in table.iter_mut().enumerate().skip(1) {
-        for (moves, r) in row.iter_mut().enumerate().skip(1) {
-            *r = (0.75 + (depth as f64).ln() * (moves as f64).ln() / 2.25) as i32;
-        }
-    }
-    table
-});
 
 #[derive(Clone, Copy, Default)]
 struct Frame {
@@ -383,8 +360,8 @@ impl<'a> Search<'a> {
 
         if !pv_node && !in_check {
             // Reverse futility: far enough above beta, a shallow search will not come down.
-            if depth <= RFP_DEPTH
-                && static_eval - RFP_MARGIN * (depth - improving as i32) >= beta
+            if depth <= RFP_DEPTH.get()
+                && static_eval - RFP_MARGIN.get() * (depth - improving as i32) >= beta
                 && static_eval < TB_WIN_BOUND
             {
                 return static_eval;
@@ -396,7 +373,7 @@ impl<'a> Search<'a> {
             }
         }
 
-        if depth >= IIR_DEPTH && hash_move == Move::NULL {
+        if depth >= IIR_DEPTH.get() && hash_move == Move::NULL {
             depth -= 1;
         }
 
@@ -445,16 +422,18 @@ impl<'a> Search<'a> {
                     if skip_quiets {
                         continue;
                     }
-                    if depth <= LMP_DEPTH && quiet_count as i32 >= lmp_limit {
+                    if depth <= LMP_DEPTH.get() && quiet_count as i32 >= lmp_limit {
                         skip_quiets = true;
                         continue;
                     }
-                    if depth <= SEE_DEPTH && see(board.position(), mv) < SEE_QUIET_MARGIN * depth {
+                    if depth <= SEE_DEPTH.get()
+                        && see(board.position(), mv) < SEE_QUIET_MARGIN.get() * depth
+                    {
                         continue;
                     }
-                } else if depth <= SEE_DEPTH
+                } else if depth <= SEE_DEPTH.get()
                     && is_bad_tactical(order)
-                    && see(board.position(), mv) < SEE_CAPTURE_MARGIN * depth
+                    && see(board.position(), mv) < SEE_CAPTURE_MARGIN.get() * depth
                 {
                     continue;
                 }
@@ -468,8 +447,8 @@ impl<'a> Search<'a> {
                 && !in_check
                 && !gives_check
                 && best_score > -TB_WIN_BOUND
-                && depth <= FUTILITY_DEPTH
-                && static_eval + FUTILITY_BASE + FUTILITY_PER_DEPTH * depth <= alpha
+                && depth <= FUTILITY_DEPTH.get()
+                && static_eval + FUTILITY_BASE.get() + FUTILITY_PER_DEPTH.get() * depth <= alpha
             {
                 // Only this move: a later quiet may still give check.
                 continue;
@@ -506,11 +485,11 @@ impl<'a> Search<'a> {
                 -self.negamax(&child, -beta, -alpha, new_depth, ply + 1, false)
             } else {
                 let mut reduction = 0;
-                if depth >= LMR_DEPTH
+                if depth >= LMR_DEPTH.get()
                     && searched >= LMR_MOVES + pv_node as usize
                     && (!tactical || is_bad_tactical(order))
                 {
-                    reduction = LMR[depth.min(63) as usize][searched.min(63)];
+                    reduction = lmr(depth.max(0) as usize, searched);
                     reduction += !pv_node as i32 + cut_node as i32 - improving as i32;
                     reduction -= gives_check as i32;
                     if !tactical {
@@ -631,7 +610,7 @@ impl<'a> Search<'a> {
         let us = position.color(board.side_to_move());
         let pieces =
             us & !(position.piece_type(PieceType::Pawn) | position.piece_type(PieceType::King));
-        if depth < NMP_DEPTH
+        if depth < NMP_DEPTH.get()
             || static_eval < beta
             || pieces.is_empty()
             || ply < self.nmp_min_ply
@@ -732,7 +711,7 @@ impl<'a> Search<'a> {
                     continue;
                 }
                 let gain = captured(board.position(), mv).map_or(0, |k| SEE_VALUES[k.index()]);
-                if mv.promotion().is_none() && static_eval + gain + DELTA_MARGIN <= alpha {
+                if mv.promotion().is_none() && static_eval + gain + DELTA_MARGIN.get() <= alpha {
                     continue;
                 }
                 if see(board.position(), mv) < 0 {

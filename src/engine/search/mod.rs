@@ -11,6 +11,7 @@ pub mod see;
 pub mod tb;
 pub mod time;
 pub mod tt;
+pub mod tunables;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -2,6 +2,7 @@
 //! iterations and stretched or shrunk by how stable the best move is, and a hard limit,
 //! checked every few thousand nodes.
 
+use super::tunables::{TIME_HARD_PER_SOFT, TIME_INCREMENT_SHARE, TIME_MOVES_TO_GO};
 use std::time::{Duration, Instant};
 
 use pawnstorm_kernels::Color;
@@ -43,15 +44,14 @@ impl Limits {
     }
 }
 
-/// The moves a clock is spread over when `movestogo` is not given.
-const DEFAULT_MOVES_TO_GO: u64 = 25;
-/// Share of the increment spent on top of the clock's share.
-const INCREMENT_SHARE: f64 = 0.75;
+// The moves a clock is spread over when `movestogo` is not given (TIME_MOVES_TO_GO), the
+// share of the increment spent on top of the clock's share (TIME_INCREMENT_SHARE, per
+// mille) and the hard limit in soft limits (TIME_HARD_PER_SOFT, per cent) are tunables
+// (`super::tunables`).
 /// The clock kept back from the per-move share: this many increments and milliseconds.
 const RESERVE_INCREMENTS: f64 = 10.0;
 const RESERVE_MS: f64 = 50.0;
-/// The hard limit: this many soft limits, and at most this share of the clock.
-const HARD_PER_SOFT: f64 = 4.0;
+/// The hard limit: at most this share of the clock.
 const HARD_CLOCK_SHARE: f64 = 0.5;
 /// The share of the clock (less the overhead) an unfinished first iteration may take.
 const EMERGENCY_CLOCK_SHARE: f64 = 0.8;
@@ -103,15 +103,20 @@ impl TimeManager {
                 Some(time) => {
                     let inc = inc.unwrap_or(0) as f64;
                     let remaining = time.saturating_sub(overhead) as f64;
-                    let moves = limits.movestogo.unwrap_or(DEFAULT_MOVES_TO_GO).clamp(1, 50);
+                    let moves = limits
+                        .movestogo
+                        .unwrap_or(TIME_MOVES_TO_GO.get() as u64)
+                        .clamp(1, 50);
                     let clock_share = if moves == 1 { 0.8 } else { HARD_CLOCK_SHARE };
                     // A reserve the clock share is not taken from: with increments, the
                     // clock settles above it instead of near zero, where one slow reply
                     // from the operating system would lose on time.
                     let reserve = (RESERVE_INCREMENTS * inc + RESERVE_MS).min(remaining / 2.0);
-                    let soft = ((remaining - reserve) / moves as f64 + inc * INCREMENT_SHARE)
+                    let soft = ((remaining - reserve) / moves as f64
+                        + inc * (TIME_INCREMENT_SHARE.get() as f64 / 1000.0))
                         .min(remaining * clock_share);
-                    let hard = (soft * HARD_PER_SOFT).min(remaining * clock_share);
+                    let hard = (soft * (TIME_HARD_PER_SOFT.get() as f64 / 100.0))
+                        .min(remaining * clock_share);
                     (
                         soft.max(1.0),
                         hard.max(1.0),

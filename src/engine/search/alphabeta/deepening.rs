@@ -4,9 +4,10 @@
 
 use std::sync::atomic::Ordering;
 
-use super::{ASPIRATION_DEPTH, ASPIRATION_WINDOW, Search};
+use super::Search;
 use crate::engine::search::see::{captured, see};
 use crate::engine::search::tb::Outcome;
+use crate::engine::search::tunables::{ASPIRATION_DEPTH, ASPIRATION_WINDOW};
 use crate::engine::search::{Info, Limits, RootMove, SearchResult, ThreadReport};
 use crate::movegen::{Board, Move};
 use crate::position::score::{DRAW, INFINITY, MATE_BOUND, MAX_PLY, TB_WIN, mated_in};
@@ -226,15 +227,16 @@ impl Search<'_> {
     /// score that widens on each failure.
     fn aspiration(&mut self, root: &Board, depth: i32, report: &mut dyn FnMut(&Info)) {
         let previous = self.root_moves[self.pv_index].previous_score;
-        let mut delta = ASPIRATION_WINDOW;
-        let (mut alpha, mut beta) = if depth >= ASPIRATION_DEPTH && previous.abs() < MATE_BOUND {
-            (
-                (previous - delta).max(-INFINITY),
-                (previous + delta).min(INFINITY),
-            )
-        } else {
-            (-INFINITY, INFINITY)
-        };
+        let mut delta = ASPIRATION_WINDOW.get();
+        let (mut alpha, mut beta) =
+            if depth >= ASPIRATION_DEPTH.get() && previous.abs() < MATE_BOUND {
+                (
+                    (previous - delta).max(-INFINITY),
+                    (previous + delta).min(INFINITY),
+                )
+            } else {
+                (-INFINITY, INFINITY)
+            };
         loop {
             let score = self.negamax(root, alpha, beta, depth, 0, false);
             self.root_moves[self.pv_index..].sort_by_key(|rm| -rm.score);

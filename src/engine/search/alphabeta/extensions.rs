@@ -3,15 +3,15 @@
 
 use super::Search;
 use crate::engine::search::tt::{Bound, Hit};
+use crate::engine::search::tunables::{SE_DEPTH, SE_DOUBLE_MARGIN};
 use crate::movegen::{Board, Move};
 use crate::position::score::TB_WIN_BOUND;
 
-/// Singular extensions from this depth, when the table's entry for the hash move is at
-/// most this many plies shallower and a lower bound (or exact). A hash move this far
-/// below the singular margin is extended twice, at most DOUBLE_LIMIT times on a path.
-const SE_DEPTH: i32 = 8;
+/// Singular extensions from SE_DEPTH (a tunable), when the table's entry for the hash
+/// move is at most this many plies shallower and a lower bound (or exact). A hash move
+/// SE_DOUBLE_MARGIN (a tunable) below the singular margin is extended twice, at most
+/// DOUBLE_LIMIT times on a path.
 const SE_TT_DEPTH_SLACK: i32 = 3;
-const SE_DOUBLE_MARGIN: i32 = 25;
 const SE_DOUBLE_LIMIT: u8 = 6;
 /// Where the question is asked: the node and the hash move with its table entry (`None`
 /// where no singular search is made: the root, a singular search itself, another move).
@@ -49,7 +49,7 @@ impl Search<'_> {
             return SingularOutcome::Plain;
         };
         if !(features.singular_extensions || features.multi_cut)
-            || at.depth < SE_DEPTH
+            || at.depth < SE_DEPTH.get()
             || h.depth < at.depth - SE_TT_DEPTH_SLACK
             || h.bound == Bound::Upper
             || h.score.abs() >= TB_WIN_BOUND
@@ -76,7 +76,7 @@ impl Search<'_> {
                 return SingularOutcome::Plain;
             }
             let double = !at.pv_node
-                && score < singular_beta - SE_DOUBLE_MARGIN
+                && score < singular_beta - SE_DOUBLE_MARGIN.get()
                 && at.double_extensions < SE_DOUBLE_LIMIT;
             SingularOutcome::Extend(if double { 2 } else { 1 }, double)
         } else if singular_beta >= at.beta {
