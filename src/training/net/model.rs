@@ -13,6 +13,14 @@
 //! bucket's own rows learn only how it differs. On quantising it is added into each
 //! bucket's rows; the network file has no trace of it.
 //!
+//! The passes never touch a factoriser row per position: a step first adds the factoriser
+//! into every bucket's rows once ([`merge_factoriser`]), the passes read those merged rows
+//! (one row an input, as without a factoriser), and the factoriser's gradient is the sum of
+//! its buckets' rows' gradients, taken once a slice ([`fold_factoriser_gradient`]). The
+//! same arithmetic as activating both rows for every input (up to the order of the sums),
+//! at the cost of two passes over the first layer a step instead of twice the rows a
+//! position.
+//!
 //! ```text
 //! acc   = bias + Σ rows of the active inputs          (one per perspective)
 //! k     = bucket_of(pieces, B)                        (bullet's MaterialCount<B>)
@@ -367,38 +375,23 @@ fn scatter_block<const B: usize>(
     }
 }
 
-/// A position's active inputs from one perspective, unpacked once for both passes, with
-/// the factoriser's rows after them when there is one.
+/// A position's active inputs from one perspective, unpacked once for both passes.
 #[derive(Clone, Copy, Debug)]
 struct Active {
-    features: [u16; 2 * MAX_ACTIVE],
+    features: [u16; MAX_ACTIVE],
     len: usize,
-    /// Pieces on the board (the inputs without the factoriser's).
-    pieces: usize,
 }
 
 impl Active {
     #[inline(always)]
-    fn of(row: &[i32], layout: Layout) -> Active {
-        let mut features = [0u16; 2 * MAX_ACTIVE];
+    fn of(row: &[i32]) -> Active {
+        let mut features = [0u16; MAX_ACTIVE];
         let mut len = 0;
         for f in active(row) {
             features[len] = f as u16;
             len += 1;
         }
-        let pieces = len;
-        if layout.factoriser {
-            let base = layout.factoriser_row();
-            for i in 0..pieces {
-                features[len] = (base + features[i] as usize % INPUTS) as u16;
-                len += 1;
-            }
-        }
-        Active {
-            features,
-            len,
-            pieces,
-        }
+        Active { features, len }
     }
 
     #[inline(always)]
@@ -410,7 +403,7 @@ impl Active {
 /// The output bucket of a position: its pieces are its active inputs from either side.
 #[inline(always)]
 fn bucket(layout: Layout, sides: &[Active; 2]) -> usize {
-    bucket_of(sides[0].pieces, layout.buckets)
+    bucket_of(sides[0].len, layout.buckets)
 }
 
 /// The model's output (before the sigmoid) for one position: the accumulators are left in
@@ -440,7 +433,9 @@ fn forward(params: &[V], layout: Layout, sides: &[Active; 2], acc: &mut [Vec<V>;
 }
 
 /// The squared error of positions `range` of `batch`, and (with `gradient`) its gradient
-/// scaled by `scale` added in. Positions in order, one after another: the sums depend on
+/// scaled by `scale` added in. With a factoriser, `params` are merged
+/// ([`merge_factoriser`]) and the gradient's factoriser rows are left for
+/// [`fold_factoriser_gradient`]. Positions in order, one after another: the sums depend on
 /// nothing but the data. Returns (error sum, positions counted). Compiled for each SIMD
 /// level, run at the process's ([`simd::dispatch`]).
 pub fn error_and_gradient(
@@ -540,7 +535,7 @@ fn error_and_gradient_here(
             };
             let ours = &batch.stm_features[i * MAX_ACTIVE..(i + 1) * MAX_ACTIVE];
             let theirs = &batch.nstm_features[i * MAX_ACTIVE..(i + 1) * MAX_ACTIVE];
-            let sides = [Active::of(ours, layout), Active::of(theirs, layout)];
+            let sides = [Active::of(ours), Active::of(theirs)];
             let Scratch { acc, delta, .. } = scratch;
             let out = forward(params, layout, &sides, acc);
             let p = sigmoid(out * slope);
@@ -595,11 +590,48 @@ fn error_and_gradient_here(
 }
 
 /// The float model's evaluation of one position given by its feature rows (centipawns,
-/// side to move's view).
+/// side to move's view); `params` as the model holds them (a factoriser unmerged).
 pub fn evaluate_features(params: &[f32], layout: Layout, ours: &[i32], theirs: &[i32]) -> f32 {
     let mut scratch = Scratch::new(layout.hidden);
-    let sides = [Active::of(ours, layout), Active::of(theirs, layout)];
+    let sides = [Active::of(ours), Active::of(theirs)];
+    let mut merged = Vec::new();
+    let params = if layout.factoriser {
+        merge_factoriser(params, layout, &mut merged);
+        &merged
+    } else {
+        params
+    };
     forward(units(params), layout, &sides, &mut scratch.acc) * SCALE as f32
+}
+
+/// `params` with the factoriser added into every king bucket's rows, into `out` (the
+/// factoriser's own rows copied unchanged): what the passes read ([`error_and_gradient`]).
+pub fn merge_factoriser(params: &[f32], layout: Layout, out: &mut Vec<f32>) {
+    out.clear();
+    out.extend_from_slice(params);
+    let n = layout.hidden;
+    let (buckets, rest) = out.split_at_mut(layout.factoriser_row() * n);
+    let shared = &rest[..INPUTS * n];
+    for bucket in buckets.chunks_exact_mut(INPUTS * n) {
+        for (w, s) in bucket.iter_mut().zip(shared) {
+            *w += s;
+        }
+    }
+}
+
+/// Fills the factoriser's rows of `grad` (a gradient taken on merged parameters) with the
+/// sum of the king buckets' rows: each shared weight enters every bucket's row of its
+/// input.
+pub fn fold_factoriser_gradient(grad: &mut [f32], layout: Layout) {
+    let n = layout.hidden;
+    let (buckets, rest) = grad.split_at_mut(layout.factoriser_row() * n);
+    let shared = &mut rest[..INPUTS * n];
+    shared.copy_from_slice(&buckets[..INPUTS * n]);
+    for bucket in buckets.chunks_exact(INPUTS * n).skip(1) {
+        for (s, g) in shared.iter_mut().zip(bucket) {
+            *s += g;
+        }
+    }
 }
 
 /// The quantised network, as bullet quantises: `round(w · QA)` for the first layer,
@@ -784,10 +816,30 @@ mod tests {
             wdl: 0.4,
             scale: 160.0,
         };
+        // A factoriser that matters (it starts at zero).
+        if layout.factoriser {
+            let n = layout.hidden;
+            for (i, w) in params[layout.factoriser_row() * n..layout.ft_bias()]
+                .iter_mut()
+                .enumerate()
+            {
+                *w = ((i * 7919) % 101) as f32 / 500.0 - 0.1;
+            }
+        }
+        // The passes read merged parameters; the error is a function of the model's own.
+        let merged = |p: &[f32]| {
+            let mut out = Vec::new();
+            if layout.factoriser {
+                merge_factoriser(p, layout, &mut out);
+            } else {
+                out = p.to_vec();
+            }
+            out
+        };
         let mut scratch = Scratch::new(16);
         let mut grad = vec![0.0f32; layout.len()];
         error_and_gradient(
-            &params,
+            &merged(&params),
             layout,
             objective,
             &batch,
@@ -795,9 +847,12 @@ mod tests {
             &mut scratch,
             Some((&mut grad, 1.0)),
         );
+        if layout.factoriser {
+            fold_factoriser_gradient(&mut grad, layout);
+        }
         let error = |p: &[f32]| {
             let mut s = Scratch::new(16);
-            error_and_gradient(p, layout, objective, &batch, 0..4, &mut s, None).0
+            error_and_gradient(&merged(p), layout, objective, &batch, 0..4, &mut s, None).0
         };
         let mut checked = 0;
         // First-layer rows of pieces on the boards, the biases, the output layer.

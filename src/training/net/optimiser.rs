@@ -63,11 +63,24 @@ impl State {
     }
 }
 
+/// The parameters the passes read: the model's own, or with a factoriser merged into
+/// `merged` first.
+fn passes_read<'a>(state: &'a State, merged: &'a mut Vec<f32>) -> &'a [f32] {
+    if state.layout.factoriser {
+        model::merge_factoriser(&state.params, state.layout, merged);
+        merged
+    } else {
+        &state.params
+    }
+}
+
 /// Steps a [`State`] on batches, with the gradient buffers and scratch it reuses.
 pub struct Trainer {
     pub state: State,
     pub objective: Objective,
     buffers: Vec<(Vec<f32>, Scratch)>,
+    /// With a factoriser: the parameters the passes read (`model::merge_factoriser`).
+    merged: Vec<f32>,
 }
 
 impl Trainer {
@@ -76,6 +89,7 @@ impl Trainer {
             state,
             objective,
             buffers: Vec::new(),
+            merged: Vec::new(),
         }
     }
 
@@ -93,7 +107,7 @@ impl Trainer {
     pub fn step(&mut self, batch: &Batch, lr: f32) -> (f64, usize) {
         let slices = self.slices(batch.len);
         let (layout, objective) = (self.state.layout, self.objective);
-        let params = &self.state.params;
+        let params = passes_read(&self.state, &mut self.merged);
         // The mean over the positions the batch has a target for; counted first so that
         // each slice can scale as it goes.
         let counted = (0..batch.len)
@@ -109,7 +123,7 @@ impl Trainer {
             .map(|(s, (grad, scratch))| {
                 grad.fill(0.0);
                 let range = s * SLICE..((s + 1) * SLICE).min(batch.len);
-                model::error_and_gradient(
+                let sum = model::error_and_gradient(
                     params,
                     layout,
                     objective,
@@ -117,7 +131,11 @@ impl Trainer {
                     range,
                     scratch,
                     Some((grad, scale)),
-                )
+                );
+                if layout.factoriser {
+                    model::fold_factoriser_gradient(grad, layout);
+                }
+                sum
             })
             .collect();
         self.state.steps += 1;
@@ -157,7 +175,7 @@ impl Trainer {
     pub fn error(&mut self, batch: &Batch) -> (f64, usize) {
         let slices = self.slices(batch.len);
         let (layout, objective) = (self.state.layout, self.objective);
-        let params = &self.state.params;
+        let params = passes_read(&self.state, &mut self.merged);
         let sums: Vec<(f64, usize)> = self.buffers[..slices]
             .par_iter_mut()
             .enumerate()
