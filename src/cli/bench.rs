@@ -42,9 +42,18 @@ pub fn run(args: Args) -> Result<()> {
         Some(net) => {
             let stats = result.accumulators.unwrap_or_default();
             let total = (stats.updates + stats.refreshes).max(1) as f64;
+            let kings = if net.inputs().is_mirrored() {
+                format!(
+                    " ({:.1}% with one side summed again: its king crossed a bucket or the \
+                     mirror)",
+                    100.0 * stats.king_refreshes as f64 / total
+                )
+            } else {
+                String::new()
+            };
             format!(
-                "network of {} hidden, accumulators {:.1}% updated, {:.1}% refreshed",
-                net.hidden(),
+                "network of {}, accumulators {:.1}% updated{kings}, {:.1}% refreshed",
+                net.shape(),
                 100.0 * stats.updates as f64 / total,
                 100.0 * stats.refreshes as f64 / total
             )

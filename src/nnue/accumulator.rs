@@ -318,6 +318,67 @@ pub struct NnueEvaluator {
     level: Level,
     slots: Vec<Slot>,
     stats: AccumulatorStats,
+    /// With king buckets: the refresh cache ([`RefreshCache`]), made at first use.
+    cache: Option<RefreshCache>,
+}
+
+/// A perspective's sums of the last position it was summed for in each orientation (king
+/// bucket and mirror half), as Stockfish's "Finny tables": a king that crosses into an
+/// orientation starts from the position last seen there, a few pieces away, rather than
+/// from the biases and every piece.
+#[derive(Clone, Debug)]
+struct RefreshCache {
+    chunks: usize,
+    /// `[perspective][bucket][mirrored]`: the boards (`None`: never filled) and the sums.
+    entries: Vec<(Option<[u64; 12]>, Vec<Chunk>)>,
+}
+
+impl RefreshCache {
+    fn new(net: &Network) -> RefreshCache {
+        let count = 2 * net.inputs().king_buckets() * 2;
+        RefreshCache {
+            chunks: net.chunks(),
+            entries: vec![(None, vec![Chunk::default(); net.chunks()]); count],
+        }
+    }
+
+    /// `perspective`'s sums of `boards` in orientation `orient[perspective]` into `out`,
+    /// from the cached position of that orientation, which becomes `boards`.
+    #[inline(always)]
+    fn refresh(
+        &mut self,
+        net: &Network,
+        level: Level,
+        boards: &[u64; 12],
+        perspective: usize,
+        orient: &[Orientation; 2],
+        out: &mut [Chunk],
+    ) {
+        let o = orient[perspective];
+        let buckets = net.inputs().king_buckets();
+        let bucket = o.base as usize / super::INPUTS;
+        let index = (perspective * buckets + bucket) * 2 + (o.flip & 7 != 0) as usize;
+        let (cached, acc) = &mut self.entries[index];
+        let mut changes = Changes::none();
+        match cached {
+            Some(before) if changes.find(before, boards, MAX_ROWS, orient) => {
+                simd::apply_in_place(
+                    level,
+                    acc,
+                    net.weights(),
+                    &changes.adds[perspective][..changes.added],
+                    &changes.subs[perspective][..changes.removed],
+                );
+            }
+            _ => {
+                let (rows, n) = all_rows(boards, perspective, o);
+                simd::apply_from(level, acc, net.bias(), net.weights(), &rows[..n], &[]);
+            }
+        }
+        *cached = Some(*boards);
+        debug_assert_eq!(out.len(), self.chunks);
+        out.copy_from_slice(acc);
+    }
 }
 
 impl NnueEvaluator {
@@ -337,6 +398,7 @@ impl NnueEvaluator {
             level,
             slots: Vec::new(),
             stats: AccumulatorStats::default(),
+            cache: None,
         }
     }
 
@@ -443,15 +505,30 @@ impl NnueEvaluator {
         }
         let mut from_parent = false;
         if ply > 0 && self.slots[ply - 1].valid {
-            let limit = if from_here {
+            // With king buckets a base is chosen by its whole cost: a perspective whose
+            // orientation differs from it is summed again (`pieces` rows). Choosing by the
+            // changed pieces alone took a sibling whose king had moved over a parent whose
+            // had not, and summed a side again at 16% of a bench's evaluations.
+            let limit = if from_here && !KING_BUCKETS {
                 changes.len().saturating_sub(1)
             } else {
                 pieces.saturating_sub(1)
             };
             let mut other = Changes::none();
-            if other.find(&self.slots[ply - 1].boards, boards, limit, &orient) {
-                changes = other;
-                (from_here, from_parent) = (false, true);
+            let parent = &self.slots[ply - 1];
+            if other.find(&parent.boards, boards, limit, &orient) {
+                let better = !(KING_BUCKETS && from_here) || {
+                    let cost = |base: &[Orientation; 2], len: usize| -> usize {
+                        (0..2)
+                            .map(|p| if base[p] == orient[p] { len } else { pieces })
+                            .sum()
+                    };
+                    cost(&parent.orient, other.len()) < cost(&here.orient, changes.len())
+                };
+                if better {
+                    changes = other;
+                    (from_here, from_parent) = (false, true);
+                }
             }
         }
         let net = &*self.net;
@@ -498,6 +575,7 @@ impl NnueEvaluator {
         orient: &[Orientation; 2],
     ) {
         let (net, level) = (&*self.net, self.level);
+        let cache = self.cache.get_or_insert_with(|| RefreshCache::new(net));
         let (before, rest) = self.slots.split_at_mut(ply);
         let slot = &mut rest[0];
         let base_orient = if from_parent {
@@ -507,7 +585,7 @@ impl NnueEvaluator {
         };
         for (p, &o) in orient.iter().enumerate() {
             if base_orient[p] != o {
-                slot.acc.refresh_perspective(net, level, boards, p, o);
+                cache.refresh(net, level, boards, p, orient, slot.acc.perspective_mut(p));
             } else if from_parent {
                 slot.acc
                     .update_perspective_from(net, level, &before[ply - 1].acc, p, changes);
