@@ -129,6 +129,28 @@ impl Changes {
     }
 }
 
+/// The pieces of `boards` as rows of both perspectives (each in its orientation), and how
+/// many: one pass over the pieces for a full refresh (two passes, one a perspective, made
+/// the shuffled bulk pass 20% slower).
+#[inline(always)]
+fn all_rows_both(boards: &[u64; 12], orient: &[Orientation; 2]) -> ([[u16; MAX_ROWS]; 2], usize) {
+    let mut rows = [[0u16; MAX_ROWS]; 2];
+    let mut n = 0;
+    for (piece, &board) in boards.iter().enumerate() {
+        let mut bits = board;
+        while bits != 0 && n < MAX_ROWS {
+            let square = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            for (p, perspective) in rows.iter_mut().enumerate() {
+                perspective[n] =
+                    oriented_feature(orient[p], p, piece / 6, piece % 6, square) as u16;
+            }
+            n += 1;
+        }
+    }
+    (rows, n)
+}
+
 /// The pieces of `boards` as `perspective`'s rows in orientation `o`, and how many.
 #[inline(always)]
 fn all_rows(boards: &[u64; 12], perspective: usize, o: Orientation) -> ([u16; MAX_ROWS], usize) {
@@ -167,25 +189,23 @@ impl Accumulators {
     /// The sums of `boards` from scratch: the biases plus every piece's row.
     #[inline(always)]
     pub fn refresh(&mut self, net: &Network, level: Level, boards: &[u64; 12]) {
-        let orient = net.orientations(boards);
-        for (p, &o) in orient.iter().enumerate() {
-            self.refresh_perspective(net, level, boards, p, o);
-        }
+        self.refresh_both(net, level, boards, &net.orientations(boards));
     }
 
-    /// `perspective`'s sums of `boards` from scratch, read in orientation `o`.
+    /// [`Self::refresh`] with the orientations given.
     #[inline(always)]
-    fn refresh_perspective(
+    fn refresh_both(
         &mut self,
         net: &Network,
         level: Level,
         boards: &[u64; 12],
-        perspective: usize,
-        o: Orientation,
+        orient: &[Orientation; 2],
     ) {
-        let (rows, n) = all_rows(boards, perspective, o);
-        let acc = self.perspective_mut(perspective);
-        simd::apply_from(level, acc, net.bias(), net.weights(), &rows[..n], &[]);
+        let (rows, n) = all_rows_both(boards, orient);
+        let (white, black) = self.data.split_at_mut(self.chunks);
+        for (acc, rows) in [(white, &rows[0]), (black, &rows[1])] {
+            simd::apply_from(level, acc, net.bias(), net.weights(), &rows[..n], &[]);
+        }
     }
 
     /// Moves these sums to another position by `changes`.
@@ -549,10 +569,9 @@ impl NnueEvaluator {
                 .update_from(net, level, &before[ply - 1].acc, &changes);
             self.stats.updates += 1;
         } else {
-            let slot = &mut self.slots[ply];
-            for (p, &o) in orient.iter().enumerate() {
-                slot.acc.refresh_perspective(net, level, boards, p, o);
-            }
+            self.slots[ply]
+                .acc
+                .refresh_both(net, level, boards, &orient);
             self.stats.refreshes += 1;
         }
         let slot = &mut self.slots[ply];

@@ -1,7 +1,7 @@
 //! AdamW over the flat parameters, the learning-rate schedule, and the trainer that turns a
 //! batch into one step on a thread pool.
 //!
-//! A batch is cut into slices of [`slice_len`] positions, whatever the thread count; each slice
+//! A batch is cut into slices of [`SLICE`] positions, whatever the thread count; each slice
 //! sums its gradient into a buffer of its own, one position after another, and the buffers
 //! are added in slice order, parameter by parameter, in the same pass as the update. So a
 //! step's arithmetic is the same on any number of threads and in any timing: the same seed
@@ -15,20 +15,6 @@ use crate::training::loader::Batch;
 /// Positions a gradient buffer sums: 8 slices for a batch of 16,384, so two threads share
 /// them evenly and each buffer (393 KB at N = 128) stays in its core's L2 cache.
 pub const SLICE: usize = 2048;
-/// A layout's parameters past which its slices grow ([`slice_len`]).
-const SLICE_BYTES: usize = 2 << 20;
-
-/// Positions a gradient buffer sums for `layout`: [`SLICE`], and for layouts of more than
-/// 2 MiB up to four times that. A king-bucketed layout's buffer is many megabytes (14 MB
-/// at `768x8hm → 512`): eight of them a step were zeroed, folded and summed in full, and
-/// their scatters shared the L3 cache eight ways. Like [`SLICE`], it depends on nothing
-/// but the layout, so the net is the same on any thread count.
-pub fn slice_len(layout: Layout) -> usize {
-    SLICE
-        * (layout.len() * 4 / SLICE_BYTES)
-            .clamp(1, 4)
-            .next_power_of_two()
-}
 pub const BETA1: f32 = 0.9;
 pub const BETA2: f32 = 0.999;
 pub const EPSILON: f32 = 1e-8;
@@ -108,7 +94,7 @@ impl Trainer {
     }
 
     fn slices(&mut self, len: usize) -> usize {
-        let slices = len.div_ceil(slice_len(self.state.layout));
+        let slices = len.div_ceil(SLICE);
         let (size, hidden) = (self.state.layout.len(), self.state.layout.hidden);
         while self.buffers.len() < slices {
             self.buffers.push((vec![0.0; size], Scratch::new(hidden)));
@@ -121,7 +107,6 @@ impl Trainer {
     pub fn step(&mut self, batch: &Batch, lr: f32) -> (f64, usize) {
         let slices = self.slices(batch.len);
         let (layout, objective) = (self.state.layout, self.objective);
-        let slice = slice_len(layout);
         let params = passes_read(&self.state, &mut self.merged);
         // The mean over the positions the batch has a target for; counted first so that
         // each slice can scale as it goes.
@@ -137,7 +122,7 @@ impl Trainer {
             .enumerate()
             .map(|(s, (grad, scratch))| {
                 grad.fill(0.0);
-                let range = s * slice..((s + 1) * slice).min(batch.len);
+                let range = s * SLICE..((s + 1) * SLICE).min(batch.len);
                 let sum = model::error_and_gradient(
                     params,
                     layout,
@@ -190,13 +175,12 @@ impl Trainer {
     pub fn error(&mut self, batch: &Batch) -> (f64, usize) {
         let slices = self.slices(batch.len);
         let (layout, objective) = (self.state.layout, self.objective);
-        let slice = slice_len(layout);
         let params = passes_read(&self.state, &mut self.merged);
         let sums: Vec<(f64, usize)> = self.buffers[..slices]
             .par_iter_mut()
             .enumerate()
             .map(|(s, (_, scratch))| {
-                let range = s * slice..((s + 1) * slice).min(batch.len);
+                let range = s * SLICE..((s + 1) * SLICE).min(batch.len);
                 model::error_and_gradient(params, layout, objective, batch, range, scratch, None)
             })
             .collect();
