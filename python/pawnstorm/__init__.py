@@ -383,7 +383,7 @@ class Database:
         if kind not in ("terms", "planes", "nnue"):
             raise ValueError(f"kind must be 'masks', 'terms', 'planes' or 'nnue', not {kind!r}")
         if (kind == "nnue") != (set is not None):
-            raise ValueError("kind 'nnue' needs set= (768, halfkp or halfka_v2_hm); set is for 'nnue' only")
+            raise ValueError("kind 'nnue' needs set= (768, halfkp, halfka_v2_hm, 768xKhm or 768hm:MAP); set is for 'nnue' only")
         with tempfile.TemporaryDirectory(prefix="pawnstorm-") as tmp:
             path = os.path.join(tmp, f"{kind}.npz")
             self._native.write_npz(
@@ -741,7 +741,7 @@ class Loader:
     compressed or not), of any size, and yields one dict of numpy arrays per batch:
 
     - ``stm_features``, ``nstm_features``: (B, 32) int32, the active inputs of ``features``
-      (``768``, ``halfkp``, ``halfka_v2_hm``) from the side to move's and the other side's
+      (``768``, ``halfkp``, ``halfka_v2_hm``, ``768xKhm``, ``768hm:MAP``) from the side to move's and the other side's
       perspective, padded with -1 (docs/TRAINING.md gives the formulas);
     - ``stm``: (B,) uint8, 0 White to move, 1 Black;
     - ``score``: (B,) int32, centipawns from the side to move's view (-2**31 unknown);
@@ -806,8 +806,7 @@ class Loader:
         # The arguments are checked now rather than at the first batch.
         if not self.inputs:
             raise ValueError("no inputs")
-        if features not in ("768", "halfkp", "halfka_v2_hm"):
-            raise ValueError(f"{features!r} is not a feature set: 768, halfkp or halfka_v2_hm")
+        _native.feature_set_inputs(features)  # raises ValueError naming the sets
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
         for path in self.paths:

@@ -1460,6 +1460,20 @@ fn mask_names() -> Vec<String> {
     pawnstorm::pictures::svg::mask_names()
 }
 
+/// The inputs of NNUE feature set `name` (one past the largest index), or why `name` is
+/// none: the Loader checks its `features` with it when made.
+#[pyfunction]
+fn feature_set_inputs(name: &str) -> PyResult<usize> {
+    FeatureSet::parse(name)
+        .map(FeatureSet::inputs)
+        .ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "{name:?} is not a feature set: {}",
+                FeatureSet::NAMES
+            ))
+        })
+}
+
 #[pyfunction]
 fn simd_path_name() -> String {
     features::Path::native().describe()
@@ -1503,6 +1517,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cpu_info, m)?)?;
     m.add_function(wrap_pyfunction!(board_svg, m)?)?;
     m.add_function(wrap_pyfunction!(mask_names, m)?)?;
+    m.add_function(wrap_pyfunction!(feature_set_inputs, m)?)?;
     m.add("PawnstormError", m.py().get_type::<PawnstormError>())?;
     Ok(())
 }

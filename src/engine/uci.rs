@@ -19,6 +19,7 @@ use crate::position::score;
 
 const NAME: &str = concat!("pawnstorm ", env!("CARGO_PKG_VERSION"));
 mod network;
+mod tune;
 
 const AUTHOR: &str = "the pawnstorm developers";
 const DEFAULT_HASH_MB: usize = 16;
@@ -225,12 +226,7 @@ impl Uci {
         say("option name UCI_Chess960 type check default false");
         say("option name UCI_ShowWDL type check default false");
         if self.tune {
-            for t in crate::engine::search::tunables::ALL {
-                say(&format!(
-                    "option name {} type spin default {} min {} max {}",
-                    t.name, t.default, t.min, t.max
-                ));
-            }
+            tune::say_options();
         }
         say("uciok");
     }
@@ -301,15 +297,7 @@ impl Uci {
                 return;
             }
             tunable if self.tune && crate::engine::search::tunables::find(tunable).is_some() => {
-                let set = value
-                    .trim()
-                    .parse::<i32>()
-                    .map_err(|_| format!("{name}: `{value}` is no integer"))
-                    .and_then(|v| crate::engine::search::tunables::set(&name, v));
-                if let Err(e) = set {
-                    say(&format!("info string {e}"));
-                    complain(&e);
-                }
+                tune::set(&name, &value);
                 return;
             }
             _ => {}

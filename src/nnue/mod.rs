@@ -5,6 +5,7 @@
 //! instruction set, all equal to the reference.
 
 pub mod accumulator;
+pub mod arch;
 pub mod bulk;
 pub mod inputs;
 pub mod network;

@@ -1,0 +1,236 @@
+//! The model's tests: gradients against finite differences, quantisation, targets.
+use super::*;
+use crate::training::nnue::FeatureSet;
+
+fn batch_of(fens: &[(&str, i32, f32)], set: FeatureSet) -> Batch {
+    let mut batch = Batch::default();
+    for &(fen, score, result) in fens {
+        let position = crate::position::fen::parse_fen(fen).expect("fen");
+        let boards = position.boards();
+        let mut b = [0u64; 12];
+        for colour in 0..2 {
+            for kind in 0..6 {
+                b[colour * 6 + kind] = boards.pieces[kind] & boards.colors[colour];
+            }
+        }
+        let us = position.side_to_move();
+        let (mut ours, mut theirs) = ([0; MAX_ACTIVE], [0; MAX_ACTIVE]);
+        set.active_both(&b, us, &mut ours, &mut theirs);
+        batch.stm_features.extend_from_slice(&ours);
+        batch.nstm_features.extend_from_slice(&theirs);
+        batch.stm.push(boards.black_to_move as u8);
+        batch.score.push(score);
+        batch.result.push(result);
+        batch.len += 1;
+    }
+    batch
+}
+
+const FENS: [(&str, i32, f32); 4] = [
+    (
+        "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1",
+        -30,
+        0.5,
+    ),
+    (
+        "r3k2r/pppq1ppp/2npbn2/2b1p3/2B1P3/2NPBN2/PPPQ1PPP/R3K2R w KQkq - 0 9",
+        40,
+        1.0,
+    ),
+    ("8/5k2/8/3P4/8/8/2K5/8 w - - 0 1", 250, 1.0),
+    ("4k3/8/8/8/8/8/1q6/4K2R b K - 0 1", 600, 0.0),
+];
+
+/// The analytic gradient equals central differences of the error (in f64 terms: the
+/// model runs in f32, so the step and the tolerance are those f32 allows).
+/// With and without output buckets (the fixtures' positions fall in buckets 7 and 0 of
+/// 8, so both an opening's and an endgame's output layer are probed).
+#[test]
+fn gradient_matches_finite_differences() {
+    let kings = Layout {
+        inputs: InputLayout::standard(4).unwrap(),
+        ..Layout::new(16, 8)
+    };
+    for layout in [
+        Layout::single(16),
+        Layout::new(16, 8),
+        kings,
+        Layout {
+            factoriser: true,
+            ..kings
+        },
+    ] {
+        gradient_matches_finite_differences_for(layout);
+    }
+}
+
+/// The feature set a layout's batches are made with.
+fn set_of(layout: Layout) -> FeatureSet {
+    if layout.inputs.is_mirrored() {
+        FeatureSet::KingBuckets(layout.inputs)
+    } else {
+        FeatureSet::Chess768
+    }
+}
+
+fn gradient_matches_finite_differences_for(layout: Layout) {
+    let batch = batch_of(&FENS, set_of(layout));
+    let mut params = initial(layout, 5);
+    // Spread the biases so that some accumulators sit in each region of the clamp.
+    for (i, b) in params[layout.ft_bias()..layout.out_weights()]
+        .iter_mut()
+        .enumerate()
+    {
+        *b = (i as f32 - 8.0) * 0.1;
+    }
+    for k in 0..layout.buckets {
+        params[layout.out_bias() + k] = 0.2 - 0.05 * k as f32;
+    }
+    // A scale other than 400, so that a missing slope in the gradient shows.
+    let objective = Objective {
+        wdl: 0.4,
+        scale: 160.0,
+    };
+    // A factoriser that matters (it starts at zero).
+    if layout.factoriser {
+        let n = layout.hidden;
+        for (i, w) in params[layout.factoriser_row() * n..layout.ft_bias()]
+            .iter_mut()
+            .enumerate()
+        {
+            *w = ((i * 7919) % 101) as f32 / 500.0 - 0.1;
+        }
+    }
+    // The passes read merged parameters; the error is a function of the model's own.
+    let merged = |p: &[f32]| {
+        let mut out = Vec::new();
+        if layout.factoriser {
+            merge_factoriser(p, layout, &mut out);
+        } else {
+            out = p.to_vec();
+        }
+        out
+    };
+    let mut scratch = Scratch::new(16);
+    let mut grad = vec![0.0f32; layout.len()];
+    error_and_gradient(
+        &merged(&params),
+        layout,
+        objective,
+        &batch,
+        0..4,
+        &mut scratch,
+        Some((&mut grad, 1.0)),
+    );
+    if layout.factoriser {
+        fold_factoriser_gradient(&mut grad, layout);
+    }
+    let error = |p: &[f32]| {
+        let mut s = Scratch::new(16);
+        error_and_gradient(&merged(p), layout, objective, &batch, 0..4, &mut s, None).0
+    };
+    let mut checked = 0;
+    // First-layer rows of pieces on the boards, the biases, the output layer.
+    let ours = &batch.stm_features[..MAX_ACTIVE];
+    let factoriser = layout.factoriser;
+    let shared = layout.factoriser_row();
+    let probes: Vec<usize> = active(ours)
+        .take(3)
+        .flat_map(|f| {
+            let rows = [Some(f), factoriser.then_some(shared + f % INPUTS)];
+            rows.into_iter().flatten()
+        })
+        .flat_map(|row| (0..16).map(move |k| row * 16 + k))
+        .chain(layout.ft_bias()..layout.out_bias() + layout.buckets)
+        .collect();
+    for i in probes {
+        let h = 1e-3f32;
+        let mut p = params.clone();
+        p[i] += h;
+        let up = error(&p);
+        p[i] -= 2.0 * h;
+        let down = error(&p);
+        let numeric = (up - down) / (2.0 * h as f64);
+        let analytic = grad[i] as f64;
+        assert!(
+            (numeric - analytic).abs() < 2e-3 * (1.0 + analytic.abs()) + 1e-4,
+            "parameter {i}: numeric {numeric} analytic {analytic}"
+        );
+        if analytic.abs() > 1e-4 {
+            checked += 1;
+        }
+    }
+    assert!(checked > 20, "only {checked} parameters had a gradient");
+}
+
+#[test]
+fn boards_come_back_from_features() {
+    let batch = batch_of(&FENS, FeatureSet::Chess768);
+    for (i, (fen, _, _)) in FENS.iter().enumerate() {
+        let position = crate::position::fen::parse_fen(fen).unwrap();
+        let pb = position.boards();
+        let boards = boards_of_features(
+            &batch.stm_features[i * MAX_ACTIVE..(i + 1) * MAX_ACTIVE],
+            batch.stm[i] == 1,
+        );
+        for colour in 0..2 {
+            for kind in 0..6 {
+                assert_eq!(
+                    boards[colour * 6 + kind],
+                    pb.pieces[kind] & pb.colors[colour]
+                );
+            }
+        }
+    }
+}
+
+/// The quantised network's evaluations stay near the float model's: plain, and with
+/// king buckets and a factoriser merged in (whose positions come back from their
+/// features mirrored when the side to move's king stood on files e–h: the same
+/// evaluation, which this checks too).
+#[test]
+fn quantisation_error_is_small() {
+    let kings = Layout {
+        inputs: InputLayout::standard(4).unwrap(),
+        factoriser: true,
+        ..Layout::single(32)
+    };
+    for layout in [Layout::single(32), kings] {
+        quantisation_error_is_small_for(layout);
+    }
+}
+
+fn quantisation_error_is_small_for(layout: Layout) {
+    let mut params = initial(layout, 9);
+    params[layout.out_bias()] = 0.05;
+    if layout.factoriser {
+        // A factoriser that matters: the draw of another seed.
+        let other = initial(Layout::single(32), 10);
+        let n = layout.hidden;
+        params[layout.factoriser_row() * n..layout.ft_bias()].copy_from_slice(&other[..INPUTS * n]);
+    }
+    let net = quantise(&params, layout, "test").unwrap();
+    assert_eq!(net.inputs(), layout.inputs);
+    let batch = batch_of(&FENS, set_of(layout));
+    for i in 0..batch.len {
+        let ours = &batch.stm_features[i * MAX_ACTIVE..(i + 1) * MAX_ACTIVE];
+        let theirs = &batch.nstm_features[i * MAX_ACTIVE..(i + 1) * MAX_ACTIVE];
+        let float = evaluate_features(&params, layout, ours, theirs);
+        let boards = boards_of_features(ours, batch.stm[i] == 1);
+        let int = net.evaluate_reference(&boards, batch.stm[i] == 1);
+        assert!((float - int as f32).abs() < 6.0, "{i}: {float} vs {int}");
+    }
+}
+
+#[test]
+fn targets_blend_and_need_their_labels() {
+    let at = |wdl, scale| Objective { wdl, scale };
+    assert_eq!(at(1.0, 400.0).target(i32::MIN, 1.0), Some(1.0));
+    assert_eq!(at(0.0, 400.0).target(0, f32::NAN), Some(0.5));
+    let blend = at(0.5, 400.0).target(400, 0.0).unwrap();
+    assert!((blend - 0.5 * sigmoid(1.0)).abs() < 1e-7);
+    let steeper = at(0.5, 160.0).target(400, 0.0).unwrap();
+    assert!((steeper - 0.5 * sigmoid(2.5)).abs() < 1e-7);
+    assert_eq!(at(0.5, 400.0).target(i32::MIN, 1.0), None);
+    assert_eq!(at(0.5, 400.0).target(10, f32::NAN), None);
+}
