@@ -151,23 +151,6 @@ fn all_rows_both(boards: &[u64; 12], orient: &[Orientation; 2]) -> ([[u16; MAX_R
     (rows, n)
 }
 
-/// The pieces of `boards` as `perspective`'s rows in orientation `o`, and how many.
-#[inline(always)]
-fn all_rows(boards: &[u64; 12], perspective: usize, o: Orientation) -> ([u16; MAX_ROWS], usize) {
-    let mut rows = [0u16; MAX_ROWS];
-    let mut n = 0;
-    for (piece, &board) in boards.iter().enumerate() {
-        let mut bits = board;
-        while bits != 0 && n < MAX_ROWS {
-            let square = bits.trailing_zeros() as usize;
-            bits &= bits - 1;
-            rows[n] = oriented_feature(o, perspective, piece / 6, piece % 6, square) as u16;
-            n += 1;
-        }
-    }
-    (rows, n)
-}
-
 impl Accumulators {
     /// Zeroed accumulators for `net`'s width (a position's come from [`Self::refresh`]).
     pub fn new(net: &Network) -> Accumulators {
@@ -391,8 +374,9 @@ impl RefreshCache {
                 );
             }
             _ => {
-                let (rows, n) = all_rows(boards, perspective, o);
-                simd::apply_from(level, acc, net.bias(), net.weights(), &rows[..n], &[]);
+                let (rows, n) = all_rows_both(boards, orient);
+                let rows = &rows[perspective][..n];
+                simd::apply_from(level, acc, net.bias(), net.weights(), rows, &[]);
             }
         }
         *cached = Some(*boards);
