@@ -406,6 +406,21 @@ fn fill_slider(
 static SLIDERS: LazyLock<SliderTables> =
     LazyLock::new(|| slider_tables(crate::simd::cpu().fast_pext));
 
+impl SliderTables {
+    /// The attacks of `entry`'s square given `occupied`.
+    #[inline(always)]
+    fn lookup(&self, entry: &SliderSquare, occupied: u64) -> u64 {
+        let index = entry.index(occupied, self.pext);
+        debug_assert!(index < self.attacks.len());
+        // SAFETY: `fill_slider` gave every square a slice of `1 << bits` slots at `offset`
+        // (checked there by filling each through this same `index`), and both PEXT and the
+        // magic multiply then shift by `64 - bits` give values below `1 << bits`. Unchecked
+        // because the bounds test is a compare and branch on every sliding lookup of the
+        // move generator.
+        unsafe { *self.attacks.get_unchecked(index) }
+    }
+}
+
 fn slider_tables(pext: bool) -> SliderTables {
     let mut attacks = Vec::with_capacity(102_400 + 5_248);
     let mut rook = [SliderSquare::default(); 64];
@@ -466,7 +481,7 @@ pub fn pawn_attacks(color: Color, sq: Square) -> Bitboard {
 pub fn rook_attacks(sq: Square, occupied: Bitboard) -> Bitboard {
     let tables = &*SLIDERS;
     let entry = &tables.rook[sq.index() as usize];
-    Bitboard(tables.attacks[entry.index(occupied.0, tables.pext)])
+    Bitboard(tables.lookup(entry, occupied.0))
 }
 
 /// Squares a bishop on `sq` attacks given the `occupied` squares (blockers included).
@@ -474,7 +489,7 @@ pub fn rook_attacks(sq: Square, occupied: Bitboard) -> Bitboard {
 pub fn bishop_attacks(sq: Square, occupied: Bitboard) -> Bitboard {
     let tables = &*SLIDERS;
     let entry = &tables.bishop[sq.index() as usize];
-    Bitboard(tables.attacks[entry.index(occupied.0, tables.pext)])
+    Bitboard(tables.lookup(entry, occupied.0))
 }
 
 /// Squares a queen on `sq` attacks given the `occupied` squares (blockers included).

@@ -24,6 +24,10 @@ pub struct Board {
     key: u64,
     pawn_key: u64,
     checkers: Bitboard,
+    /// The squares a move must leave or land on to lose a castling right: the rooks of the
+    /// rights and the kings of the sides that have any. Most moves touch none, and skip the
+    /// rights altogether.
+    castling_squares: Bitboard,
 }
 
 impl Board {
@@ -37,6 +41,7 @@ impl Board {
         Board {
             key: position.zobrist(),
             pawn_key: position.pawn_key(),
+            castling_squares: castling_squares(&position),
             position,
             checkers,
         }
@@ -206,7 +211,7 @@ impl Board {
         }
 
         let castling = self.position.castling();
-        if !castling.is_empty() {
+        if !((from_bb | to_bb) & self.castling_squares).is_empty() {
             let lost = lost_castling_rights(castling, us, moved, from_bb | to_bb);
             if !lost.is_empty() {
                 let mut remaining = castling;
@@ -219,6 +224,7 @@ impl Board {
                     }
                 }
                 self.position.set_castling(remaining);
+                self.castling_squares = castling_squares(&self.position);
             }
         }
 
@@ -280,6 +286,21 @@ fn en_passant_victim(color: Color, target: Square) -> Square {
         Color::Black => target.index() + 8,
     };
     Square::new(index).expect("en-passant squares are on ranks 3 to 6")
+}
+
+/// See `Board::castling_squares`.
+fn castling_squares(position: &Position) -> Bitboard {
+    let castling = position.castling();
+    let mut squares = Bitboard::EMPTY;
+    for color in Color::ALL {
+        for side in [CastlingSide::King, CastlingSide::Queen] {
+            if let Some(file) = castling.rook_file(color, side) {
+                squares |= Bitboard::from(Square::from_coords(file, back_rank(color)))
+                    | Bitboard::from(position.king(color));
+            }
+        }
+    }
+    squares
 }
 
 /// The rights a move of `mover`'s `moved` piece touching `squares` (its from and to
