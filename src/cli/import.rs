@@ -69,7 +69,8 @@ pub struct Args {
     /// PGN: keep only rated games (an Event tag starting with "Rated", as lichess writes it)
     #[arg(long)]
     rated_only: bool,
-    /// Worker threads for PGN and lichess JSONL (default: one per core)
+    /// Worker threads for PGN, lichess JSONL, EPD lines and binpack blocks (default: one per
+    /// core)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     threads: Option<u32>,
     /// Input format, if the file names do not tell

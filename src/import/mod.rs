@@ -135,7 +135,7 @@ pub struct ImportOptions {
     /// PGN: keep only rated games (an `Event` tag starting with `Rated`, as lichess
     /// writes it).
     pub rated_only: bool,
-    /// Worker threads for PGN and JSONL (`None`: one per core).
+    /// Worker threads for PGN, JSONL, EPD lines and binpack blocks (`None`: one per core).
     pub threads: Option<usize>,
 }
 
@@ -353,6 +353,7 @@ pub fn import_reader(
             &name,
             reader,
             &|| counter.load(Ordering::Relaxed),
+            options.threads,
             next_game_id,
             handlers,
         );
