@@ -299,6 +299,7 @@ class Database:
         scalar: bool = False,
         eval: Literal["hce", "nnue"] | None = None,
         net: PathLike | None = None,
+        arch: str | None = None,
     ) -> np.ndarray:
         """Evaluates every position, as ``pawnstorm eval DB -o OUT.npy`` does, with the GIL
         released, on ``threads`` worker threads (default one per core).
@@ -313,7 +314,9 @@ class Database:
         ``eval="nnue"`` scores with the network instead (``eval --eval nnue``, the exact
         endgame rules on top; docs/NNUE.md): ``net`` is a network file (bullet's raw layout
         or pawnstorm's), else the network compiled into the package (``PawnstormError`` if
-        there is none). ``eval`` defaults to ``"nnue"`` when ``net`` is given, else
+        there is none); ``arch`` describes a raw bullet ``net`` as the CLI's ``--arch`` does
+        (``"king-buckets=4,output-buckets=8"``: docs/NNUE.md; a pawnstorm file records its
+        own). ``eval`` defaults to ``"nnue"`` when ``net`` is given, else
         ``"hce"`` (the hand-crafted evaluation). A network has no ``terms`` and no
         ``weights``; ``scalar`` takes its portable kernels. A file that is no network raises
         ``PawnstormError`` saying why (size, checksum, architecture).
@@ -331,6 +334,7 @@ class Database:
             scalar,
             nnue,
             net_path,
+            arch,
         )
         return out
 
@@ -492,6 +496,7 @@ def evaluate_fens(
     scalar: bool = False,
     eval: Literal["hce", "nnue"] | None = None,
     net: PathLike | None = None,
+    arch: str | None = None,
 ) -> np.ndarray:
     """Evaluates positions given as FEN text: an int32 array, one score a FEN, equal to
     what ``pawnstorm eval`` gives the same positions (centipawns, White's view, or the side
@@ -502,7 +507,7 @@ def evaluate_fens(
     chunked or not), whose buffers are read in place. Six-field FENs, or four (clocks
     ``0 1``); surrounding spaces are ignored. Parsing and evaluation run on ``threads``
     Rust threads (default one per core) with the GIL released; ``weights``, ``scalar``,
-    ``eval`` and ``net`` (the network: ``eval="nnue"``) as ``Database.evaluate``.
+    ``eval``, ``net`` and ``arch`` (the network: ``eval="nnue"``) as ``Database.evaluate``.
 
     A FEN that does not parse (or a None/null): with ``errors="raise"`` (the default),
     ``ValueError`` naming the first such row, its index, text and the reason; with
@@ -547,6 +552,7 @@ def evaluate_fens(
                 scalar,
                 nnue,
                 net_path,
+                arch,
             )
             bad.extend((start + i, reason, text) for i, reason, text in rows)
             start += len(chunk)
@@ -557,7 +563,7 @@ def evaluate_fens(
         out = np.empty(len(items), dtype=np.int32)
         bad = _native.evaluate_fens_into(
             items, None, out.view(np.uint8), pov == "stm", threads, weights_path, scalar,
-            nnue, net_path,
+            nnue, net_path, arch,
         )
     if bad and errors == "raise":
         index, reason, text = bad[0]
@@ -580,6 +586,7 @@ def evaluate_boards(
     out: np.ndarray | None = None,
     eval: Literal["hce", "nnue"] | None = None,
     net: PathLike | None = None,
+    arch: str | None = None,
 ) -> np.ndarray:
     """Evaluates positions held in numpy arrays in the DB's layout, read where they are (no
     copy): int32 scores equal to ``pawnstorm eval``'s for the same positions.
@@ -598,8 +605,9 @@ def evaluate_boards(
     a row that is no position raises ``ValueError`` naming its index. Runs on ``threads``
     Rust threads (default one per core) with the GIL released; the arrays must not change
     meanwhile. ``out``: an int32 array of ``count`` rows to write into (returned).
-    ``eval="nnue"`` (or a ``net``) scores with the network, as ``Database.evaluate``; its
-    accumulators carry from row to row, so rows in game order score fastest.
+    ``eval="nnue"`` (or a ``net``, with ``arch`` for a raw bullet file) scores with the
+    network, as ``Database.evaluate``; its accumulators carry from row to row, so rows in
+    game order score fastest.
     """
     _check_pov(pov)
     nnue, net_path = _network(eval, net)
@@ -641,6 +649,7 @@ def evaluate_boards(
         scalar,
         nnue,
         net_path,
+        arch,
     )
     return out
 

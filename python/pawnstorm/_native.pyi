@@ -31,6 +31,7 @@ class NativeDatabase:
         scalar: bool,
         nnue: bool = False,
         net_path: str | None = None,
+        arch: str | None = None,
     ) -> None:
         """Scores (or with `terms` the breakdown) of every position into `out`; with `nnue`
         the network's (`net_path`'s, else the compiled-in one)."""
@@ -87,6 +88,7 @@ def evaluate_fens_into(
     scalar: bool,
     nnue: bool = False,
     net_path: str | None = None,
+    arch: str | None = None,
 ) -> list[tuple[int, str, str]]:
     """Scores of `fens` (or of an Arrow string array's (offsets, data, validity, offset,
     length, offset width)) into `out`; the bad rows as (index, reason, text). With `nnue`,
@@ -105,6 +107,7 @@ def evaluate_boards_into(
     scalar: bool,
     nnue: bool = False,
     net_path: str | None = None,
+    arch: str | None = None,
 ) -> None:
     """Scores of the first `count` rows of arrays in the DB's layout into `out`, read in
     place; ValueError names the first row that is no position. With `nnue`, the network's

@@ -92,16 +92,22 @@ fn weights(path: Option<&Path>) -> PyResult<Prepared> {
     Ok(Prepared::new(weights))
 }
 
-/// The evaluator of `eval="nnue"` (`None` for the terms): `net`'s network, or the one
-/// compiled in; `scalar` takes the portable kernels. A network has no terms to list and no
-/// weights file.
+/// The evaluator of `eval="nnue"` (`None` for the terms): `net`'s network (read as `arch`
+/// says where `net` is a raw bullet file: the CLI's `--arch`), or the one compiled in;
+/// `scalar` takes the portable kernels. A network has no terms to list and no weights file.
 fn network(
     nnue: bool,
     net: Option<&Path>,
+    arch: Option<&str>,
     terms: bool,
     weights_path: Option<&Path>,
     scalar: bool,
 ) -> PyResult<Option<NnueEvaluator>> {
+    if arch.is_some() && net.is_none() {
+        return Err(PyValueError::new_err(
+            "arch describes a raw bullet net file; give the file as net",
+        ));
+    }
     if !nnue {
         if net.is_some() {
             return Err(PyValueError::new_err(
@@ -120,7 +126,18 @@ fn network(
             "weights are the hand-crafted evaluation's; the network's file is net",
         ));
     }
-    let network = nnue::bulk::load(net).map_err(to_py)?;
+    let network = match net {
+        Some(path) => {
+            let arch = arch
+                .map(|text| {
+                    text.parse::<nnue::Arch>()
+                        .map_err(|e| PyValueError::new_err(format!("arch {text:?}: {e}")))
+                })
+                .transpose()?;
+            Arc::new(nnue::Network::load_as(path, arch.as_ref()).map_err(|e| to_py(e.into()))?)
+        }
+        None => nnue::bulk::load(None).map_err(to_py)?,
+    };
     let level = if scalar {
         Level::Portable
     } else {
@@ -348,7 +365,7 @@ impl NativeDatabase {
 
     /// Evaluates every position into `out` (the bytes of `score_columns` records), with
     /// the terms, or with the network when `nnue` (`net_path`'s, else the compiled-in one).
-    #[pyo3(signature = (out, terms, stm_pov, threads, weights_path, scalar, nnue = false, net_path = None))]
+    #[pyo3(signature = (out, terms, stm_pov, threads, weights_path, scalar, nnue = false, net_path = None, arch = None))]
     #[allow(clippy::too_many_arguments)]
     fn evaluate_into(
         &self,
@@ -361,10 +378,12 @@ impl NativeDatabase {
         scalar: bool,
         nnue: bool,
         net_path: Option<PathBuf>,
+        arch: Option<String>,
     ) -> PyResult<()> {
         let network = network(
             nnue,
             net_path.as_deref(),
+            arch.as_deref(),
             terms,
             weights_path.as_deref(),
             scalar,
@@ -1092,7 +1111,7 @@ impl ArrowStrings {
 /// `fens` is a list of `str` (or None), or `arrow` is (offsets, data, validity, offset,
 /// length, offset width) of an Arrow string array.
 #[pyfunction]
-#[pyo3(signature = (fens, arrow, out, stm_pov, threads, weights_path, scalar, nnue = false, net_path = None))]
+#[pyo3(signature = (fens, arrow, out, stm_pov, threads, weights_path, scalar, nnue = false, net_path = None, arch = None))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 fn evaluate_fens_into(
     py: Python<'_>,
@@ -1112,10 +1131,12 @@ fn evaluate_fens_into(
     scalar: bool,
     nnue: bool,
     net_path: Option<PathBuf>,
+    arch: Option<String>,
 ) -> PyResult<Vec<(u64, String, String)>> {
     let network = network(
         nnue,
         net_path.as_deref(),
+        arch.as_deref(),
         false,
         weights_path.as_deref(),
         scalar,
@@ -1286,7 +1307,7 @@ fn runs_of<T: pyo3::buffer::Element>(
 /// `(blocks, n)`; the first `count` rows are evaluated. A row that is no position raises
 /// ValueError naming its index.
 #[pyfunction]
-#[pyo3(signature = (boards, side, castling, en_passant, count, out, stm_pov, threads, weights_path, scalar, nnue = false, net_path = None))]
+#[pyo3(signature = (boards, side, castling, en_passant, count, out, stm_pov, threads, weights_path, scalar, nnue = false, net_path = None, arch = None))]
 #[allow(clippy::too_many_arguments)]
 fn evaluate_boards_into(
     py: Python<'_>,
@@ -1302,10 +1323,12 @@ fn evaluate_boards_into(
     scalar: bool,
     nnue: bool,
     net_path: Option<PathBuf>,
+    arch: Option<String>,
 ) -> PyResult<()> {
     let network = network(
         nnue,
         net_path.as_deref(),
+        arch.as_deref(),
         false,
         weights_path.as_deref(),
         scalar,

@@ -1,7 +1,9 @@
 """scripts/bench-all: makes its inputs from the fixtures, runs every pass, and prints one
 row for each with a positive rate; with --vs, both binaries' columns and their ratio."""
 
+import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -36,6 +38,10 @@ def test_every_pass_gets_a_row(tmp_path, pawnstorm_bin):
     assert sorted(rows) == sorted(PASSES), done.stdout
     for name, (_, seconds, rate) in rows.items():
         assert float(seconds) > 0 and rate.endswith("M") and float(rate[:-1]) > 0, (name, rate)
+    # Stockfish's perft, the yardstick of the perft ratio, where Stockfish is installed.
+    if shutil.which("stockfish") or os.access("/usr/games/stockfish", os.X_OK):
+        row = next(line for line in done.stdout.splitlines() if line.startswith("| Stockfish perft 6"))
+        assert float(row.strip("|").split("|")[2].strip()[:-1]) > 0, row
     positions = int(re.search(r"; (\d+) positions;", done.stdout).group(1))
     assert 2500 <= positions <= 4000
     # Inputs are kept: a second run (one pass, against the same binary) does not make them

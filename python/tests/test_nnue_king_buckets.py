@@ -188,6 +188,42 @@ def test_a_raw_bullet_king_bucketed_net_gives_bullets_values(tmp_path, cli, k, l
         assert not np.array_equal(np.load(out), stm)
 
 
+def test_the_python_api_reads_a_raw_bucketed_net_with_its_arch(tmp_path, cli):
+    """``arch=`` in ``evaluate_fens``, ``Database.evaluate`` and ``evaluate_boards`` is the
+    CLI's ``--arch``: the same reference values, and the same refusals."""
+    import pawnstorm
+
+    k, n, buckets = 4, 48, 8
+    map32 = random_map(k, seed=11)
+    spec = "".join(f"{b:x}" for b in map32)
+    arch = f"king-buckets={spec},output-buckets={buckets}"
+    path = write_bullet(tmp_path / "bullet.bin", random_net(k, n, buckets, seed=5))
+    fens = kings_everywhere(60, seed=7)
+    stm = np.array([reference(fen, random_net(k, n, buckets, seed=5), map32) for fen in fens],
+                   dtype=np.int32)
+    black = np.array([chess.Board(fen).turn == chess.BLACK for fen in fens])
+    white = np.where(black, -stm, stm)
+
+    np.testing.assert_array_equal(pawnstorm.evaluate_fens(fens, net=path, arch=arch, pov="stm"), stm)
+    epd = tmp_path / "positions.epd"
+    epd.write_text("\n".join(fens) + "\n")
+    db_path = tmp_path / "positions.psdb"
+    cli("import", epd, "-o", db_path)
+    db = pawnstorm.Database(db_path)
+    np.testing.assert_array_equal(db.evaluate(net=path, arch=arch), white)
+    side = db.columns()["side_to_move"]
+    np.testing.assert_array_equal(
+        pawnstorm.evaluate_boards(db.bitboards(), side, count=len(db), net=path, arch=arch),
+        white)
+
+    with pytest.raises(pawnstorm.PawnstormError, match="--arch"):
+        pawnstorm.evaluate_fens(fens, net=path)
+    with pytest.raises(ValueError, match="standard map"):
+        pawnstorm.evaluate_fens(fens, net=path, arch="king-buckets=3")
+    with pytest.raises(ValueError, match="raw bullet net file"):
+        pawnstorm.evaluate_fens(fens, eval="nnue", arch=arch)
+
+
 def test_bad_architectures_are_refused_with_the_reason(tmp_path, cli):
     path = write_bullet(tmp_path / "bullet.bin", random_net(4, 32, 8, seed=3))
     epd = tmp_path / "p.epd"
