@@ -35,11 +35,13 @@ fn tunables_are_options_under_tune_and_change_the_search() {
         assert!(lines.iter().any(|l| l == option), "{option}: {lines:?}");
     }
     let default = nodes_at_depth_7(&mut engine);
-    // Fewer reductions: a bigger tree at the same depth.
+    // Other reductions: another tree at the same depth. (Not necessarily a bigger one:
+    // with the fifth net, 3b285b98, fewer reductions searched 3,604 nodes to depth 7
+    // against 5,499, the move ordering and aspiration windows going otherwise.)
     engine.send("setoption name LMR_DIVISOR value 400");
     engine.send("setoption name lmr_base value 0");
     let fewer = nodes_at_depth_7(&mut engine);
-    assert!(fewer > default, "{fewer} vs {default}");
+    assert_ne!(fewer, default);
     engine.send("setoption name LMR_DIVISOR value 225");
     engine.send("setoption name LMR_BASE value 75");
     assert_eq!(nodes_at_depth_7(&mut engine), default);
