@@ -830,10 +830,11 @@ fn each_feature_changes_results_over_a_suite() {
     };
     let all_on = found(&|_| {});
     type Switch<'a> = &'a (dyn Fn(&mut Features) + Sync);
-    let switches: [(&str, Switch); 3] = [
+    let switches: [(&str, Switch); 4] = [
         ("singular extensions", &|f| f.singular_extensions = false),
         ("multi-cut", &|f| f.multi_cut = false),
         ("correction history", &|f| f.correction_history = false),
+        ("capture history", &|f| f.capture_history = false),
     ];
     for (name, switch) in switches {
         let without = found(switch);
@@ -849,6 +850,62 @@ fn each_feature_changes_results_over_a_suite() {
             "{name}: switching it off changed only {changed} of {} moves",
             suite.len()
         );
+    }
+}
+
+/// Not a check: the search that picks the positions `decides` tests use. Any change to the
+/// search's order or pruning moves its trees, and the picked positions may stop being
+/// decided by their feature; this lists the positions of WAC, ECM and Arasan where each
+/// feature decides the result now (found with it at 100,000 nodes, missed without), to
+/// pick from: `cargo test --release --test search -- --ignored --nocapture deciding`.
+#[test]
+#[ignore = "a search for test positions, not a test (about ten minutes)"]
+fn deciding_positions_of_each_feature() {
+    let limits = Limits {
+        nodes: Some(100_000),
+        ..Limits::default()
+    };
+    let suites = ["epd/wac.epd", "epd/ecm.epd", "epd/arasan21.epd"];
+    let positions: Vec<_> = suites
+        .iter()
+        .flat_map(|name| read_suite(&read_fixture(name)).positions)
+        .collect();
+    type Switch<'a> = &'a (dyn Fn(&mut Features) + Sync);
+    let switches: [(&str, Switch); 4] = [
+        ("singular extensions", &|f| f.singular_extensions = false),
+        ("multi-cut", &|f| f.multi_cut = false),
+        ("correction history", &|f| f.correction_history = false),
+        ("capture history", &|f| f.capture_history = false),
+    ];
+    let best = |switch: Switch, position: &pawnstorm::engine::search::bench::SuitePosition| {
+        let mut engine = Engine::new(16);
+        switch(&mut engine.options.features);
+        let (found, _) = search(&mut engine, &position.board, &limits);
+        (
+            found.best.is_some_and(|mv| position.best.contains(&mv)),
+            found.score,
+        )
+    };
+    let solved: Vec<_> = positions.iter().map(|p| best(&|_| {}, p)).collect();
+    for (name, switch) in switches {
+        let mut shown = 0;
+        for (position, &(with, score)) in positions.iter().zip(&solved) {
+            if !with || shown == 8 {
+                continue;
+            }
+            let (without, _) = best(switch, position);
+            if !without {
+                shown += 1;
+                let best: Vec<String> = position.best.iter().map(|m| m.to_string()).collect();
+                let mate = if score >= MATE_BOUND { " (mate)" } else { "" };
+                println!(
+                    "{name}: {} {} \"{}\"{mate}",
+                    position.id,
+                    position.board.to_fen(),
+                    best.join(" ")
+                );
+            }
+        }
     }
 }
 

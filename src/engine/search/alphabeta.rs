@@ -409,6 +409,8 @@ impl<'a> Search<'a> {
         let mut searched = 0usize;
         let mut quiets_tried = [Move::NULL; 64];
         let mut quiet_count = 0usize;
+        let mut captures_tried = [Move::NULL; 32];
+        let mut capture_count = 0usize;
         let mut skip_quiets = false;
         let double_extensions = self.double_extensions_before(ply);
         while let Some((mv, order)) = picker.pick() {
@@ -522,6 +524,9 @@ impl<'a> Search<'a> {
             if !tactical && quiet_count < quiets_tried.len() {
                 quiets_tried[quiet_count] = mv;
                 quiet_count += 1;
+            } else if tactical && capture_count < captures_tried.len() {
+                captures_tried[capture_count] = mv;
+                capture_count += 1;
             }
             if root {
                 let pv_len = self.pv_len[ply + 1].max(ply + 1);
@@ -553,6 +558,14 @@ impl<'a> Search<'a> {
                                 mv,
                                 &quiets_tried[..quiet_count],
                                 previous,
+                            );
+                        }
+                        if self.options.features.capture_history {
+                            self.heuristics.reward_captures(
+                                board.position(),
+                                depth,
+                                tactical.then_some(mv),
+                                &captures_tried[..capture_count],
                             );
                         }
                         break;
@@ -704,7 +717,7 @@ impl<'a> Search<'a> {
         }
         let original_alpha = alpha;
         let mut best_move = Move::NULL;
-        let mut picker = Picker::captures(board.position(), moves);
+        let mut picker = Picker::captures(board.position(), moves, self.heuristics);
         while let Some((mv, _)) = picker.pick() {
             if !in_check {
                 if mv.promotion().is_some_and(|p| p != PieceType::Queen) {

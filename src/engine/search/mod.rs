@@ -129,6 +129,9 @@ pub struct Features {
     /// The static evaluation corrected by the running error of past searches with the
     /// same pawns.
     pub correction_history: bool,
+    /// Captures ordered by how often the same piece taking the same victim on the same
+    /// square caused cut-offs, beside the victim's value.
+    pub capture_history: bool,
 }
 
 impl Default for Features {
@@ -137,6 +140,7 @@ impl Default for Features {
             singular_extensions: true,
             multi_cut: true,
             correction_history: true,
+            capture_history: true,
         }
     }
 }
