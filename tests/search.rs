@@ -740,12 +740,13 @@ fn an_unfinished_first_iteration_stops_within_a_short_clock() {
     );
 }
 
-/// What each of three search features changes, shown on positions where it decides the
+/// What each search feature changes, shown on positions where it decides the
 /// result: at a fixed node count (one thread, so the same search on every run and machine),
 /// with the feature the suite's move is found in every position, and with that one feature
 /// switched off (`Options::features`) in none. Found by searching WAC, ECM and Arasan at
 /// 100,000 nodes with each feature on and off (a feature that did nothing would leave every
-/// result as it is; these are the positions where it did not).
+/// result as it is; these are the positions where it did not): the ignored
+/// `deciding_positions_of_each_feature` lists them again after a change to the search.
 fn decides(switch_off: impl Fn(&mut Features), cases: &[(&str, &str, bool)]) {
     for &(fen, best, mates) in cases {
         let root = board(fen);
@@ -779,6 +780,33 @@ fn decides(switch_off: impl Fn(&mut Features), cases: &[(&str, &str, bool)]) {
             missed.score
         );
     }
+}
+
+/// The capture history: captures ordered by how the same capture fared elsewhere in the
+/// tree find the winning capture within the budget (WAC.266 Rxh2+ mating, WAC.176 Rxh2+,
+/// WAC.086 Ng4+).
+#[test]
+fn the_capture_history_orders_the_winning_captures_first() {
+    decides(
+        |f| f.capture_history = false,
+        &[
+            (
+                "r3q2r/2p1k1p1/p5p1/1p2Nb2/1P2nB2/P7/2PNQbPP/R2R3K b - - 0 1",
+                "h8h2",
+                true,
+            ),
+            (
+                "r1bq3r/ppp2pk1/3p1pp1/8/2BbPQ2/2NP2P1/PPP4P/R4R1K b - - 0 1",
+                "h8h2",
+                false,
+            ),
+            (
+                "8/p7/1ppk1n2/5ppp/P1PP4/2P1K1P1/5N1P/8 b - - 0 1",
+                "f6g4",
+                false,
+            ),
+        ],
+    );
 }
 
 /// Each feature `decides` covers does something over a whole suite, not only on the three
@@ -909,27 +937,27 @@ fn deciding_positions_of_each_feature() {
     }
 }
 
-/// Singular extensions: the mating attack starts with a check whose reply is forced; only
-/// the extended line reaches the mate within the budget (WAC.217, WAC.298, ECM.150).
+/// Singular extensions: the extended hash move's line is the one that wins within the
+/// budget (WAC.260 Qe6+ mating, WAC.157 Ne7+, WAC.194 Nh6+).
 #[test]
-fn singular_extensions_see_the_forced_mates() {
+fn singular_extensions_find_the_winning_lines() {
     decides(
         |f| f.singular_extensions = false,
         &[
             (
-                "r3kb1r/1pp3p1/p3bp1p/5q2/3QN3/1P6/PBP3P1/3RR1K1 w kq - 0 1",
-                "d4d7",
+                "2r2b1r/p1Nk2pp/3p1p2/N2Qn3/4P3/q6P/P4PP1/1R3K1R w - - 0 1",
+                "d5e6",
                 true,
             ),
             (
-                "3Q4/p3b1k1/2p2rPp/2q5/4B3/P2P4/7P/6RK w - - 0 1",
-                "d8h8",
-                true,
+                "5rk1/p4ppp/2p1b3/3Nq3/4P1n1/1p1B2QP/1PPr2P1/1K2R2R w - - 0 1",
+                "d5e7",
+                false,
             ),
             (
-                "rn1q1rk1/pp3p1p/2p5/3p4/5Q1P/2NP3R/PPP3P1/4RK2 w - - 0 1",
-                "h3g3",
-                true,
+                "5rk1/ppq2ppp/2p5/4bN2/4P3/6Q1/PPP2PPP/3R2K1 w - - 0 1",
+                "f5h6",
+                false,
             ),
         ],
     );
@@ -963,7 +991,7 @@ fn multi_cut_leaves_the_nodes_for_the_winning_line() {
 
 /// The correction history: the static evaluation, corrected by what searches of the same
 /// pawn structure found, decides the pruning margins differently, and the search finds the
-/// move (WAC.100 Be3 or b6+ in a blocked pawn ending the evaluation misjudges, WAC.190 Bh3,
+/// move (WAC.220 Qxf1+, WAC.190 Bh3,
 /// WAC.264 Qe5 or Rab8).
 #[test]
 fn the_correction_history_changes_what_is_pruned() {
@@ -971,8 +999,8 @@ fn the_correction_history_changes_what_is_pruned() {
         |f| f.correction_history = false,
         &[
             (
-                "8/k1b5/P4p2/1Pp2p1p/K1P2P1P/8/3B4/8 w - - 0 1",
-                "d2e3 b5b6",
+                "3rr1k1/ppp2ppp/8/5Q2/4n3/1B5R/PPP1qPP1/5RK1 b - - 0 1",
+                "e2f1",
                 false,
             ),
             (
