@@ -10,7 +10,7 @@ use extensions::{Singular, SingularOutcome};
 use std::sync::atomic::Ordering;
 
 use super::SearchEvaluator;
-use super::ordering::{Context, Heuristics, Picker, is_bad_tactical, is_tactical};
+use super::ordering::{Heuristics, Picker, is_bad_tactical, is_tactical};
 use super::see::{SEE_VALUES, captured, kind_at, see};
 use super::tb::{Outcome, Syzygy};
 use super::tt::{Bound, TranspositionTable};
@@ -382,18 +382,9 @@ impl<'a> Search<'a> {
         if moves.is_empty() {
             return if in_check { mated_in(ply) } else { DRAW };
         }
-        let before = |back: usize| {
-            let frame = ply.checked_sub(back).map(|at| self.frames[at])?;
-            (!frame.null && frame.mv != Move::NULL).then_some((frame.piece, frame.mv))
-        };
-        let context = Context {
-            previous: before(1),
-            continuation: if self.options.features.continuation_history {
-                [before(1), before(2)]
-            } else {
-                [None, None]
-            },
-        };
+        let previous =
+            (ply > 0 && !self.frames[ply - 1].null && self.frames[ply - 1].mv != Move::NULL)
+                .then(|| (self.frames[ply - 1].piece, self.frames[ply - 1].mv));
         let mut picker = if root {
             let order: Vec<Move> = self.root_moves.iter().map(|rm| rm.mv).collect();
             let skip = self.pv_index;
@@ -408,7 +399,7 @@ impl<'a> Search<'a> {
                 hash_move,
                 self.heuristics,
                 ply,
-                &context,
+                previous,
             )
         };
 
@@ -561,12 +552,12 @@ impl<'a> Search<'a> {
                     if score >= beta {
                         if !tactical {
                             self.heuristics.reward(
-                                board.position(),
+                                side,
                                 ply,
                                 depth,
                                 mv,
                                 &quiets_tried[..quiet_count],
-                                &context,
+                                previous,
                             );
                         }
                         if self.options.features.capture_history {

@@ -132,9 +132,6 @@ pub struct Features {
     /// Captures ordered by how often the same piece taking the same victim on the same
     /// square caused cut-offs, beside the victim's value.
     pub capture_history: bool,
-    /// Quiet moves ordered also by how they fared as replies to the moves one and two
-    /// plies before.
-    pub continuation_history: bool,
 }
 
 impl Default for Features {
@@ -144,7 +141,6 @@ impl Default for Features {
             multi_cut: true,
             correction_history: true,
             capture_history: true,
-            continuation_history: true,
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Move ordering: the hash move, then winning and equal captures by the victim's value and
-//! the capture history, killers and the counter-move, quiet moves by history (their own and
-//! as replies to the moves one and two plies before), and losing captures last. Moves are
-//! picked one at a time (selection), since most nodes cut off after the first few.
+//! the capture history, killers and the counter-move, quiet moves by history, and losing
+//! captures last. Moves are picked one at
+//! a time (selection), since most nodes cut off after the first few.
 
 use crate::movegen::{Move, MoveList};
 use crate::position::board::{PieceType, Position};
@@ -38,10 +38,6 @@ pub struct Heuristics {
     /// The reply that refuted a move last time, by the refuted move's piece (colour x 6 +
     /// kind) and destination.
     counters: Box<[[Move; 64]; 12]>,
-    /// Continuation history: how a quiet move (its piece and destination) fared after a
-    /// move (its piece and destination) one or two plies before it, `[piece][to]` of that
-    /// move, then of the quiet.
-    continuation: Vec<[[[i32; 64]; 12]; 64]>,
     /// Capture history: the moving piece (colour x 6 + kind), destination and captured
     /// kind (or `NO_VICTIM`), rewarded when the capture caused a cut-off and punished when
     /// it was tried before another move that did.
@@ -60,7 +56,6 @@ impl Heuristics {
             history: Box::new([[[0; 64]; 64]; 2]),
             counters: Box::new([[Move::NULL; 64]; 12]),
             captures: Box::new([[[0; 7]; 64]; 12]),
-            continuation: vec![[[[0; 64]; 12]; 64]; 12],
             killers: vec![[Move::NULL; 2]; max_ply + 2],
             correction: Box::new([[0; CORRECTION_ENTRIES]; 2]),
         }
@@ -70,7 +65,6 @@ impl Heuristics {
         *self.history = [[[0; 64]; 64]; 2];
         *self.counters = [[Move::NULL; 64]; 12];
         *self.captures = [[[0; 7]; 64]; 12];
-        self.continuation.fill([[[0; 64]; 12]; 64]);
         *self.correction = [[0; CORRECTION_ENTRIES]; 2];
         self.clear_killers();
     }
@@ -82,19 +76,6 @@ impl Heuristics {
     #[inline]
     pub fn history(&self, side: usize, mv: Move) -> i32 {
         self.history[side][mv.from().index() as usize][mv.to().index() as usize]
-    }
-
-    /// A quiet move's ordering score: its history and its continuation histories after the
-    /// moves of `context` (one and two plies before; `None` at the root or after a null
-    /// move). `piece` is the move's (colour x 6 + kind).
-    #[inline]
-    pub fn quiet_order(&self, side: usize, piece: usize, mv: Move, context: &Context) -> i32 {
-        let to = mv.to().index() as usize;
-        let mut score = self.history(side, mv);
-        for &(before, before_mv) in context.continuation.iter().flatten() {
-            score += self.continuation[before][before_mv.to().index() as usize][piece][to];
-        }
-        score
     }
 
     fn capture_entry(&mut self, position: &Position, mv: Move) -> &mut i32 {
@@ -150,39 +131,35 @@ impl Heuristics {
     }
 
     #[inline]
-    pub fn counter(&self, context: &Context) -> Move {
-        context.previous.map_or(Move::NULL, |(piece, mv)| {
+    pub fn counter(&self, previous: Option<(usize, Move)>) -> Move {
+        previous.map_or(Move::NULL, |(piece, mv)| {
             self.counters[piece][mv.to().index() as usize]
         })
     }
 
-    /// A quiet move caused a cut-off at `depth` in `position`: reward it, punish the
-    /// quiets tried before it.
+    /// A quiet move caused a cut-off at `depth`: reward it, punish the quiets tried
+    /// before it.
     pub fn reward(
         &mut self,
-        position: &Position,
+        side: usize,
         ply: usize,
         depth: i32,
         best: Move,
         tried: &[Move],
-        context: &Context,
+        previous: Option<(usize, Move)>,
     ) {
-        let side = position.side_to_move().index();
         let bonus = history_bonus(depth);
-        let mut update = |mv: Move, delta: i32| {
-            let (from, to) = (mv.from().index() as usize, mv.to().index() as usize);
-            update_history(&mut self.history[side][from][to], delta);
-            let piece = moving_piece(position, mv);
-            for &(before, before_mv) in context.continuation.iter().flatten() {
-                let before_to = before_mv.to().index() as usize;
-                update_history(&mut self.continuation[before][before_to][piece][to], delta);
-            }
-        };
-        update(best, bonus);
+        let update = update_history;
+        update(
+            &mut self.history[side][best.from().index() as usize][best.to().index() as usize],
+            bonus,
+        );
         for &mv in tried.iter().filter(|&&mv| mv != best) {
-            update(mv, -bonus);
+            update(
+                &mut self.history[side][mv.from().index() as usize][mv.to().index() as usize],
+                -bonus,
+            );
         }
-        let previous = context.previous;
         let killers = &mut self.killers[ply];
         if killers[0] != best {
             killers[1] = killers[0];
@@ -204,27 +181,11 @@ fn update_history(entry: &mut i32, delta: i32) {
     *entry += delta - *entry * delta.abs() / HISTORY_MAX;
 }
 
-/// What a node's move ordering knows of the moves before it, each with its piece (colour x
-/// 6 + kind): `None` at the root, after a null move, or where the feature is off.
-#[derive(Clone, Copy, Default)]
-pub struct Context {
-    /// The move before (the counter-move answers it).
-    pub previous: Option<(usize, Move)>,
-    /// The moves one and two plies before, whose continuation histories order the quiets.
-    pub continuation: [Option<(usize, Move)>; 2],
-}
-
-/// The piece (colour x 6 + kind) that plays `mv` in `position`.
-#[inline]
-pub fn moving_piece(position: &Position, mv: Move) -> usize {
-    let kind = kind_at(position, mv.from()).map_or(0, PieceType::index);
-    kind + 6 * position.side_to_move().index()
-}
-
-/// Where `mv`'s capture history lives: its piece and victim slot.
+/// Where `mv`'s capture history lives: its piece (colour x 6 + kind) and victim slot.
 #[inline]
 fn capture_slot(position: &Position, mv: Move) -> (usize, usize) {
-    let piece = moving_piece(position, mv);
+    let kind = kind_at(position, mv.from()).map_or(0, PieceType::index);
+    let piece = kind + 6 * position.side_to_move().index();
     (
         piece,
         captured(position, mv).map_or(NO_VICTIM, PieceType::index),
@@ -254,11 +215,11 @@ impl Picker {
         hash_move: Move,
         heuristics: &Heuristics,
         ply: usize,
-        context: &Context,
+        previous: Option<(usize, Move)>,
     ) -> Picker {
         let side = position.side_to_move().index();
         let killers = heuristics.killers[ply];
-        let counter = heuristics.counter(context);
+        let counter = heuristics.counter(previous);
         let mut scores = [const { MaybeUninit::uninit() }; crate::movegen::MAX_MOVES];
         for (score, &mv) in scores.iter_mut().zip(moves.iter()) {
             score.write(if mv == hash_move {
@@ -280,7 +241,7 @@ impl Picker {
             } else if mv == counter {
                 COUNTER
             } else {
-                heuristics.quiet_order(side, moving_piece(position, mv), mv, context)
+                heuristics.history(side, mv)
             });
         }
         Picker {
@@ -389,52 +350,6 @@ mod tests {
         assert!(
             heuristics.capture_order(position, knight) > heuristics.capture_order(position, bishop)
         );
-    }
-
-    #[test]
-    fn continuation_history_rewards_a_reply_to_the_move_before_only() {
-        let board = crate::movegen::Board::from_fen(
-            "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2",
-        )
-        .expect("a FEN");
-        let position = board.position();
-        let mut moves = MoveList::new();
-        crate::movegen::legal_moves(&board, &mut moves);
-        let find = |uci: &str| *moves.iter().find(|m| m.to_string() == uci).expect("legal");
-        let square = |name| pawnstorm_kernels::Square::from_name(name).expect("a square");
-        let earlier =
-            |from, to| Move::new(square(from), square(to), crate::movegen::MoveKind::Normal);
-        let (knight, bishop) = (find("g1f3"), find("f1c4"));
-        let (piece, bishop_piece) = (
-            moving_piece(position, knight),
-            moving_piece(position, bishop),
-        );
-        // Black's e-pawn (piece 6) came to e5; another line, Black's knight (7) to c6.
-        let after_e5 = Context {
-            previous: None,
-            continuation: [Some((6, earlier("e7", "e5"))), None],
-        };
-        let elsewhere = Context {
-            previous: None,
-            continuation: [Some((7, earlier("b8", "c6"))), None],
-        };
-        let mut heuristics = Heuristics::new(8);
-        heuristics.reward(position, 0, 8, knight, &[bishop, knight], &after_e5);
-        let with = heuristics.quiet_order(0, piece, knight, &after_e5);
-        let without = heuristics.quiet_order(0, piece, knight, &Context::default());
-        // The butterfly history learnt it everywhere; the continuation only after e5.
-        assert!(without > 0);
-        assert!(with > without, "{with} {without}");
-        assert_eq!(
-            heuristics.quiet_order(0, piece, knight, &elsewhere),
-            without
-        );
-        // The bishop, tried first, is punished in both.
-        assert!(
-            heuristics.quiet_order(0, bishop_piece, bishop, &after_e5)
-                < heuristics.quiet_order(0, bishop_piece, bishop, &Context::default())
-        );
-        assert!(heuristics.quiet_order(0, bishop_piece, bishop, &Context::default()) < 0);
     }
 
     #[test]
