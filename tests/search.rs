@@ -857,13 +857,7 @@ fn each_feature_changes_results_over_a_suite() {
             .count()
     };
     let all_on = found(&|_| {});
-    type Switch<'a> = &'a (dyn Fn(&mut Features) + Sync);
-    let switches: [(&str, Switch); 4] = [
-        ("singular extensions", &|f| f.singular_extensions = false),
-        ("multi-cut", &|f| f.multi_cut = false),
-        ("correction history", &|f| f.correction_history = false),
-        ("capture history", &|f| f.capture_history = false),
-    ];
+    let switches = feature_switches();
     for (name, switch) in switches {
         let without = found(switch);
         let changed = all_on.iter().zip(&without).filter(|(a, b)| a != b).count();
@@ -879,6 +873,18 @@ fn each_feature_changes_results_over_a_suite() {
             suite.len()
         );
     }
+}
+
+type Switch<'a> = &'a (dyn Fn(&mut Features) + Sync);
+
+/// Each search feature with its switch to turn it off.
+fn feature_switches() -> [(&'static str, Switch<'static>); 4] {
+    [
+        ("singular extensions", &|f| f.singular_extensions = false),
+        ("multi-cut", &|f| f.multi_cut = false),
+        ("correction history", &|f| f.correction_history = false),
+        ("capture history", &|f| f.capture_history = false),
+    ]
 }
 
 /// Not a check: the search that picks the positions `decides` tests use. Any change to the
@@ -898,14 +904,8 @@ fn deciding_positions_of_each_feature() {
         .iter()
         .flat_map(|name| read_suite(&read_fixture(name)).positions)
         .collect();
-    type Switch<'a> = &'a (dyn Fn(&mut Features) + Sync);
-    let switches: [(&str, Switch); 4] = [
-        ("singular extensions", &|f| f.singular_extensions = false),
-        ("multi-cut", &|f| f.multi_cut = false),
-        ("correction history", &|f| f.correction_history = false),
-        ("capture history", &|f| f.capture_history = false),
-    ];
-    let best = |switch: Switch, position: &pawnstorm::engine::search::bench::SuitePosition| {
+    let switches = feature_switches();
+    let best = |switch: Switch<'_>, position: &pawnstorm::engine::search::bench::SuitePosition| {
         let mut engine = Engine::new(16);
         switch(&mut engine.options.features);
         let (found, _) = search(&mut engine, &position.board, &limits);
