@@ -1,7 +1,7 @@
 //! Move ordering: the hash move, then winning and equal captures by the victim's value and
 //! the capture history, killers and the counter-move, quiet moves by history, and losing
-//! captures last. Moves are picked one at
-//! a time (selection), since most nodes cut off after the first few.
+//! captures last. Moves are picked one at a time (selection), since most nodes cut off
+//! after the first few.
 
 use crate::movegen::{Move, MoveList};
 use crate::position::board::{PieceType, Position};
@@ -18,7 +18,7 @@ const BAD_CAPTURE: i32 = -(1 << 28);
 pub const HISTORY_MAX: i32 = 16_384;
 /// A capture's victim outweighs its history by this much per centipawn of the victim: a
 /// pawn is worth 2,400 of the history's ±16,384, so a history near its bound reorders
-/// victims up to about a rook apart (Stockfish weighs them alike).
+/// victims up to about a rook apart (about Stockfish's proportion of the two).
 const CAPTURE_VICTIM_WEIGHT: i32 = 24;
 /// The capture history's slot for a promotion that captures nothing.
 const NO_VICTIM: usize = 6;
@@ -80,7 +80,8 @@ impl Heuristics {
 
     fn capture_entry(&mut self, position: &Position, mv: Move) -> &mut i32 {
         let (piece, victim) = capture_slot(position, mv);
-        &mut self.captures[piece][mv.to().index() as usize][victim]
+        &mut self.captures[piece][mv.to().index() as usize]
+            [victim.map_or(NO_VICTIM, PieceType::index)]
     }
 
     /// The ordering score of a capture or promotion among the others: the victim's value
@@ -88,12 +89,13 @@ impl Heuristics {
     #[inline]
     pub fn capture_order(&self, position: &Position, mv: Move) -> i32 {
         let (piece, victim) = capture_slot(position, mv);
-        let value = captured(position, mv).map_or(0, |kind| SEE_VALUES[kind.index()]);
+        let value = victim.map_or(0, |kind| SEE_VALUES[kind.index()]);
         let promotion = mv
             .promotion()
             .map_or(0, |kind| SEE_VALUES[kind.index()] - SEE_VALUES[0]);
         (value + promotion) * CAPTURE_VICTIM_WEIGHT - (piece % 6) as i32
-            + self.captures[piece][mv.to().index() as usize][victim]
+            + self.captures[piece][mv.to().index() as usize]
+                [victim.map_or(NO_VICTIM, PieceType::index)]
     }
 
     /// A move caused a cut-off at `depth` after the captures in `tried`: reward it if it
@@ -149,13 +151,12 @@ impl Heuristics {
         previous: Option<(usize, Move)>,
     ) {
         let bonus = history_bonus(depth);
-        let update = update_history;
-        update(
+        update_history(
             &mut self.history[side][best.from().index() as usize][best.to().index() as usize],
             bonus,
         );
         for &mv in tried.iter().filter(|&&mv| mv != best) {
-            update(
+            update_history(
                 &mut self.history[side][mv.from().index() as usize][mv.to().index() as usize],
                 -bonus,
             );
@@ -181,15 +182,13 @@ fn update_history(entry: &mut i32, delta: i32) {
     *entry += delta - *entry * delta.abs() / HISTORY_MAX;
 }
 
-/// Where `mv`'s capture history lives: its piece (colour x 6 + kind) and victim slot.
+/// Where `mv`'s capture history lives: its piece (colour x 6 + kind) and its victim (the
+/// `NO_VICTIM` slot for none).
 #[inline]
-fn capture_slot(position: &Position, mv: Move) -> (usize, usize) {
+fn capture_slot(position: &Position, mv: Move) -> (usize, Option<PieceType>) {
     let kind = kind_at(position, mv.from()).map_or(0, PieceType::index);
     let piece = kind + 6 * position.side_to_move().index();
-    (
-        piece,
-        captured(position, mv).map_or(NO_VICTIM, PieceType::index),
-    )
+    (piece, captured(position, mv))
 }
 
 /// Whether `mv` captures or promotes (what quiescence searches and history skips).
