@@ -170,6 +170,138 @@ pub fn units_mut(values: &mut [f32]) -> &mut [V] {
     bytemuck::cast_slice_mut(values)
 }
 
+/// How the passes lay out the first layer's rows (the king buckets' rows, not a
+/// factoriser's): in tiles of `tile` units, tile after tile, each tile's rows one after
+/// another. A tile as wide as the layer is the flat `[768 K][N]` layout itself.
+///
+/// Why: at `768x8hm → 512` the first layer is 12.6 MB, and a pass that sums each
+/// position's rows whole reads and writes some 130 KB a position from beyond the L2 cache
+/// (0.11M positions/s on a 2-core Intel Xeon, 0.27M on a Zen 4). A pass over one tile of
+/// every position of a slice keeps that tile's rows (786 KB at two units and 6,144 rows) and
+/// their gradient in L2, at the cost of summing each accumulator twice (once for the output,
+/// once for the deltas, which need the output first). Each value still gets its terms in
+/// the same order, so every tiling gives the same net bit for bit. With slices of 8,192
+/// (`optimiser::slice_len`) the whole run is 1.65 times as fast there (docs/NNUE.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tiling {
+    /// Rows tiled: the inputs' (`768 K`).
+    pub rows: usize,
+    /// Units in a row (`N / 16`).
+    pub units: usize,
+    /// Units in a tile (the last may be narrower).
+    pub tile: usize,
+}
+
+/// Units of a tile in the passes' own choice ([`Tiling::of`]): the widest whose register
+/// blocks (both perspectives' sums) fit AVX2's 16 registers beside the loads.
+pub const TILE: usize = 2;
+
+/// First layers up to this size are passed flat, a position's rows whole: they stay in L2
+/// with their gradient (768 → 128 is 393 KB), and a tiled pass would only sum twice.
+pub const FLAT_BYTES: usize = 768 * 1024;
+
+impl Tiling {
+    /// The passes' choice for `layout`: flat while the first layer is small, else
+    /// [`TILE`]-unit tiles.
+    pub fn of(layout: Layout) -> Tiling {
+        let flat = Tiling::flat(layout);
+        if flat.rows * layout.hidden * 4 <= FLAT_BYTES {
+            flat
+        } else {
+            Tiling::with_tile(layout, TILE)
+        }
+    }
+    pub fn flat(layout: Layout) -> Tiling {
+        let units = layout.hidden / LANES;
+        Tiling {
+            tile: units.max(1),
+            ..Tiling::with_tile(layout, 1)
+        }
+    }
+    /// Tiles of `tile` units (1 to 4).
+    pub fn with_tile(layout: Layout, tile: usize) -> Tiling {
+        let units = layout.hidden / LANES;
+        Tiling {
+            rows: layout.inputs.inputs(),
+            units,
+            tile: tile.clamp(1, 4).min(units.max(1)),
+        }
+    }
+    pub fn is_flat(self) -> bool {
+        self.tile >= self.units
+    }
+    pub fn tiles(self) -> usize {
+        self.units.div_ceil(self.tile)
+    }
+    /// Tile `t`'s first unit and width.
+    #[inline(always)]
+    fn tile_range(self, t: usize) -> (usize, usize) {
+        let start = t * self.tile;
+        (start, self.tile.min(self.units - start))
+    }
+    /// Where unit `unit` of row `row` lies, in units from the start of the array.
+    #[inline(always)]
+    pub fn unit(self, row: usize, unit: usize) -> usize {
+        let (start, width) = self.tile_range(unit / self.tile);
+        start * self.rows + row * width + (unit - start)
+    }
+    /// Where unit `q` of the flat layout lies in the tiled one (units past the first
+    /// layer's rows stay where they are).
+    #[inline(always)]
+    pub fn of_flat_unit(self, q: usize) -> usize {
+        if q < self.rows * self.units {
+            self.unit(q / self.units, q % self.units)
+        } else {
+            q
+        }
+    }
+}
+
+/// `values` (parameters, a moment or a gradient, flat) with the first layer in `tiling`'s
+/// layout; the rest where it was.
+pub fn tile(values: &[f32], tiling: Tiling) -> Vec<f32> {
+    let mut tiled = values.to_vec();
+    let from = units(values);
+    let to = units_mut(&mut tiled);
+    for q in 0..tiling.rows * tiling.units {
+        to[tiling.of_flat_unit(q)] = from[q];
+    }
+    tiled
+}
+
+/// The inverse of [`tile`].
+pub fn untile(values: &[f32], tiling: Tiling) -> Vec<f32> {
+    let mut flat = values.to_vec();
+    let from = units(values);
+    for (q, v) in units_mut(&mut flat)[..tiling.rows * tiling.units]
+        .iter_mut()
+        .enumerate()
+    {
+        *v = from[tiling.of_flat_unit(q)];
+    }
+    flat
+}
+
+/// The parameters as the passes read them, from the model's own (flat), into `out`: the
+/// first layer in `tiling`'s layout ([`tile`]), a factoriser added into every king
+/// bucket's rows ([`merge_factoriser`]).
+pub fn pass_params(params: &[f32], layout: Layout, tiling: Tiling, out: &mut Vec<f32>) {
+    let tiled = tile(params, tiling);
+    if layout.factoriser {
+        merge_factoriser(&tiled, layout, tiling, out);
+    } else {
+        *out = tiled;
+    }
+}
+
+/// A gradient the passes took in `tiling`'s layout, in the flat layout of the parameters
+/// (the factoriser's rows filled, [`fold_factoriser_gradient`]).
+pub fn flat_gradient(grad: &[f32], layout: Layout, tiling: Tiling) -> Vec<f32> {
+    let mut tiled = grad.to_vec();
+    fold_factoriser_gradient(&mut tiled, layout, tiling);
+    untile(&tiled, tiling)
+}
+
 /// Positions whose forward passes run before their gradients are scattered: the forward
 /// pass reads the weights' rows, the scatter writes the gradient's, and at N = 128 the two
 /// (393 KB each) do not fit a 512 KB L2 cache together; in groups each phase has its own
@@ -184,6 +316,11 @@ pub struct Scratch {
     /// Each position of the group's deltas, `[position][side][unit]`.
     delta: Vec<V>,
     sides: Vec<[Active; 2]>,
+    /// The tiled passes' positions and their output sums.
+    items: Vec<Item>,
+    lanes: Vec<[F16; 2]>,
+    /// The order of a slice's positions ([`slice_order`]).
+    order: Vec<u32>,
 }
 
 impl Scratch {
@@ -193,6 +330,9 @@ impl Scratch {
             acc: [vec![[0.0; LANES]; c], vec![[0.0; LANES]; c]],
             delta: vec![[0.0; LANES]; GROUP * 2 * c],
             sides: Vec::with_capacity(GROUP),
+            items: Vec::new(),
+            lanes: Vec::new(),
+            order: Vec::new(),
         }
     }
 }
@@ -207,7 +347,7 @@ fn active(row: &[i32]) -> impl Iterator<Item = usize> + '_ {
 /// vector instructions of the level [`error_and_gradient`] is compiled for (one AVX-512
 /// register, two AVX2 ones), the same arithmetic lane by lane on every level (no fused
 /// multiply-adds), so the same seed gives the same net on every CPU.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 #[repr(C, align(64))]
 struct F16(V);
 
@@ -438,9 +578,13 @@ fn forward(params: &[V], layout: Layout, sides: &[Active; 2], acc: &mut [Vec<V>;
 /// [`fold_factoriser_gradient`]. Positions in order, one after another: the sums depend on
 /// nothing but the data. Returns (error sum, positions counted). Compiled for each SIMD
 /// level, run at the process's ([`simd::dispatch`]).
+///
+/// `params` and the gradient are in `tiling`'s layout ([`pass_params`], [`flat_gradient`]).
+#[allow(clippy::too_many_arguments)]
 pub fn error_and_gradient(
     params: &[f32],
     layout: Layout,
+    tiling: Tiling,
     objective: Objective,
     batch: &Batch,
     range: std::ops::Range<usize>,
@@ -450,6 +594,7 @@ pub fn error_and_gradient(
     struct Pass<'a> {
         params: &'a [f32],
         layout: Layout,
+        tiling: Tiling,
         objective: Objective,
         batch: &'a Batch,
         range: std::ops::Range<usize>,
@@ -463,6 +608,7 @@ pub fn error_and_gradient(
             let Pass {
                 params,
                 layout,
+                tiling,
                 objective,
                 batch,
                 range,
@@ -471,12 +617,20 @@ pub fn error_and_gradient(
             } = self;
             // A direct call (not a function pointer, which would be compiled without the
             // level's instruction sets).
-            error_and_gradient_here(params, layout, objective, batch, range, scratch, gradient)
+            let (params, gradient) = (units(params), gradient.map(|(g, s)| (units_mut(g), s)));
+            if tiling.is_flat() {
+                error_and_gradient_here(params, layout, objective, batch, range, scratch, gradient)
+            } else {
+                tiled_error_and_gradient(
+                    params, layout, tiling, objective, batch, range, scratch, gradient,
+                )
+            }
         }
     }
     let pass = Pass {
         params,
         layout,
+        tiling,
         objective,
         batch,
         range,
@@ -508,27 +662,39 @@ pub fn training_level(level: simd::Level) -> simd::Level {
 /// [`error_and_gradient`], compiled for whatever calls it.
 #[inline(always)]
 fn error_and_gradient_here(
-    params: &[f32],
+    params: &[V],
     layout: Layout,
     objective: Objective,
     batch: &Batch,
     range: std::ops::Range<usize>,
     scratch: &mut Scratch,
-    gradient: Option<(&mut [f32], f32)>,
+    gradient: Option<(&mut [V], f32)>,
 ) -> (f64, usize) {
     let slope = objective.slope();
     let c = layout.hidden / LANES;
-    let params = units(params);
-    let mut gradient = gradient.map(|(g, scale)| (units_mut(g), scale));
+    let mut gradient = gradient;
     let mut error = 0.0f64;
     let mut counted = 0;
-    let mut next = range.start;
-    while next < range.end {
+    // Taken out of the scratch for the pass, so that the loop's reads of it are not
+    // thought to alias the scratch's writes.
+    // Without king buckets the order is the batch's, read without the list.
+    let mut order = std::mem::take(&mut scratch.order);
+    let sorted = layout.inputs.inputs() > INPUTS;
+    if sorted {
+        slice_order(layout, batch, range.clone(), &mut order);
+    }
+    let len = range.len();
+    let mut next = 0;
+    while next < len {
         // Forward passes, the output layer's gradient and the deltas of a group.
         scratch.sides.clear();
         let mut filled = 0;
-        while next < range.end && filled < GROUP {
-            let i = next;
+        while next < len && filled < GROUP {
+            let i = if sorted {
+                order[next] as usize
+            } else {
+                range.start + next
+            };
             next += 1;
             let Some(target) = objective.target(batch.score[i], batch.result[i]) else {
                 continue;
@@ -586,6 +752,263 @@ fn error_and_gradient_here(
             }
         }
     }
+    scratch.order = order;
+    (error, counted)
+}
+
+/// The order a slice's positions are passed in: by the pair of king buckets of their two
+/// perspectives (stable, so in batch order within a pair; batch order without king
+/// buckets). Positions of one pair read the same two buckets' rows, so a tile's rows in
+/// use at a time are two buckets' (196 KB at `768x8hm → 512` in two-unit tiles) rather
+/// than all of them. Every tiling passes positions in this order.
+fn slice_order(layout: Layout, batch: &Batch, range: std::ops::Range<usize>, order: &mut Vec<u32>) {
+    order.clear();
+    let buckets = layout.inputs.inputs() / INPUTS;
+    if buckets <= 1 {
+        order.extend(range.map(|i| i as u32));
+        return;
+    }
+    let key = |i: usize| {
+        let bucket = |features: &[i32]| features[i * MAX_ACTIVE].max(0) as usize / INPUTS;
+        bucket(&batch.stm_features) * buckets + bucket(&batch.nstm_features)
+    };
+    let mut starts = vec![0u32; buckets * buckets + 1];
+    for i in range.clone() {
+        starts[key(i) + 1] += 1;
+    }
+    for k in 1..starts.len() {
+        starts[k] += starts[k - 1];
+    }
+    order.resize(range.len(), 0);
+    for i in range {
+        let k = key(i);
+        order[starts[k] as usize] = i as u32;
+        starts[k] += 1;
+    }
+}
+
+/// A position of a slice with a target, for the tiled passes.
+#[derive(Clone, Copy, Debug)]
+struct Item {
+    sides: [Active; 2],
+    target: f32,
+    /// Its output bucket.
+    bucket: usize,
+    /// d loss / d out (after the first pass).
+    g: f32,
+}
+
+/// `[sums of side 0, sums of side 1]` of units `start..start + W` of a position: the bias
+/// plus its rows, read from a tile of width `W` (`first`, the tile's rows).
+#[inline(always)]
+fn tile_sums<const W: usize>(
+    first: &[V],
+    bias: &[V],
+    start: usize,
+    sides: &[Active; 2],
+) -> [[F16; W]; 2] {
+    let mut sums = [[F16::ZERO; W]; 2];
+    for side in &mut sums {
+        for (k, sum) in side.iter_mut().enumerate() {
+            *sum = load(&bias[start + k]);
+        }
+    }
+    let (ours, theirs) = (sides[0].get(), sides[1].get());
+    // Both perspectives at once: twice the independent sums in flight.
+    let both = ours.len().min(theirs.len());
+    for (&a, &b) in ours[..both].iter().zip(&theirs[..both]) {
+        let (ra, rb) = (&first[a as usize * W..][..W], &first[b as usize * W..][..W]);
+        for k in 0..W {
+            sums[0][k] += load(&ra[k]);
+            sums[1][k] += load(&rb[k]);
+        }
+    }
+    for (side, rest) in [(0, &ours[both..]), (1, &theirs[both..])] {
+        for &f in rest {
+            let row = &first[f as usize * W..][..W];
+            for k in 0..W {
+                sums[side][k] += load(&row[k]);
+            }
+        }
+    }
+    sums
+}
+
+/// The first of the tiled passes over tile `start..start + W`: each position's share of
+/// `Σ screlu(acc) · w`, lane by lane, in `lanes` (units in order, as [`output_sum`]).
+#[inline(always)]
+fn tile_forward<const W: usize>(
+    start: usize,
+    params: &[V],
+    layout: Layout,
+    tiling: Tiling,
+    items: &[Item],
+    lanes: &mut [[F16; 2]],
+) {
+    let c = tiling.units;
+    let first = &params[start * tiling.rows..][..tiling.rows * W];
+    let bias = &params[layout.ft_bias() / LANES..][..c];
+    let out_w = layout.out_weights() / LANES;
+    for (item, lanes) in items.iter().zip(lanes) {
+        let sums = tile_sums::<W>(first, bias, start, &item.sides);
+        let w = &params[out_w + item.bucket * 2 * c..][..2 * c];
+        for side in 0..2 {
+            for k in 0..W {
+                let v = clamp01(sums[side][k]);
+                lanes[side] += v * v * load(&w[side * c + start + k]);
+            }
+        }
+    }
+}
+
+/// The second: the output layer's gradient, the deltas, the bias's gradient and the
+/// deltas into the tile's rows of the gradient.
+#[inline(always)]
+fn tile_backward<const W: usize>(
+    start: usize,
+    params: &[V],
+    layout: Layout,
+    tiling: Tiling,
+    items: &[Item],
+    grad: &mut [V],
+) {
+    let c = tiling.units;
+    let first = &params[start * tiling.rows..][..tiling.rows * W];
+    let bias = &params[layout.ft_bias() / LANES..][..c];
+    let out_w = layout.out_weights() / LANES;
+    let bias_grad = layout.ft_bias() / LANES;
+    let (grad_first, grad_rest) = grad.split_at_mut(tiling.rows * c);
+    let grad_first = &mut grad_first[start * tiling.rows..][..tiling.rows * W];
+    let bias_grad = bias_grad - tiling.rows * c;
+    let out_grad = out_w - tiling.rows * c;
+    for item in items {
+        let sums = tile_sums::<W>(first, bias, start, &item.sides);
+        let g = F16::splat(item.g);
+        let units = item.bucket * 2 * c;
+        let mut delta = [[F16::ZERO; W]; 2];
+        for side in 0..2 {
+            for k in 0..W {
+                let unit = units + side * c + start + k;
+                let a = sums[side][k];
+                let v = clamp01(a);
+                let gw = &mut grad_rest[out_grad + unit];
+                *gw = (load(gw) + g * v * v).to_array();
+                let slope = F16::screlu_slope(a, v);
+                delta[side][k] = g * load(&params[out_w + unit]) * slope;
+            }
+        }
+        for side in &delta {
+            for (k, d) in side.iter().enumerate() {
+                let b = &mut grad_rest[bias_grad + start + k];
+                *b = (load(b) + *d).to_array();
+            }
+        }
+        for (side, d) in item.sides.iter().zip(&delta) {
+            for &f in side.get() {
+                let row = &mut grad_first[f as usize * W..][..W];
+                for k in 0..W {
+                    row[k] = (load(&row[k]) + d[k]).to_array();
+                }
+            }
+        }
+    }
+}
+
+/// Calls `$f::<W>(start, ...)` for a tile's width (1 to 4).
+macro_rules! by_width {
+    ($width:expr, $f:ident, $($arg:expr),*) => {
+        match $width {
+            1 => $f::<1>($($arg),*),
+            2 => $f::<2>($($arg),*),
+            3 => $f::<3>($($arg),*),
+            _ => $f::<4>($($arg),*),
+        }
+    };
+}
+
+/// [`error_and_gradient_here`] over a tiled first layer: the output of every position of
+/// the range a tile at a time, then (with a gradient) the deltas and the rows' gradient a
+/// tile at a time. Each value gets its terms in the order of the flat pass.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn tiled_error_and_gradient(
+    params: &[V],
+    layout: Layout,
+    tiling: Tiling,
+    objective: Objective,
+    batch: &Batch,
+    range: std::ops::Range<usize>,
+    scratch: &mut Scratch,
+    gradient: Option<(&mut [V], f32)>,
+) -> (f64, usize) {
+    let slope = objective.slope();
+    slice_order(layout, batch, range, &mut scratch.order);
+    let items = &mut scratch.items;
+    items.clear();
+    for &i in &scratch.order {
+        let i = i as usize;
+        let Some(target) = objective.target(batch.score[i], batch.result[i]) else {
+            continue;
+        };
+        let ours = &batch.stm_features[i * MAX_ACTIVE..(i + 1) * MAX_ACTIVE];
+        let theirs = &batch.nstm_features[i * MAX_ACTIVE..(i + 1) * MAX_ACTIVE];
+        let sides = [Active::of(ours), Active::of(theirs)];
+        let bucket = bucket(layout, &sides);
+        items.push(Item {
+            sides,
+            target,
+            bucket,
+            g: 0.0,
+        });
+    }
+    let lanes = &mut scratch.lanes;
+    lanes.clear();
+    lanes.resize(items.len(), [F16::ZERO; 2]);
+    for t in 0..tiling.tiles() {
+        let (start, width) = tiling.tile_range(t);
+        by_width!(
+            width,
+            tile_forward,
+            start,
+            params,
+            layout,
+            tiling,
+            items,
+            lanes
+        );
+    }
+    let mut error = 0.0f64;
+    let out_bias = layout.out_bias() / LANES;
+    let mut gradient = gradient;
+    for (item, lanes) in items.iter_mut().zip(lanes.iter()) {
+        let mut out = params[out_bias][item.bucket];
+        for side in lanes {
+            out += side.to_array().iter().sum::<f32>();
+        }
+        let p = sigmoid(out * slope);
+        let miss = p - item.target;
+        error += (miss * miss) as f64;
+        if let Some((grad, scale)) = gradient.as_mut() {
+            item.g = 2.0 * miss * p * (1.0 - p) * slope * *scale;
+            grad[out_bias][item.bucket] += item.g;
+        }
+    }
+    let counted = items.len();
+    if let Some((grad, _)) = gradient {
+        for t in 0..tiling.tiles() {
+            let (start, width) = tiling.tile_range(t);
+            by_width!(
+                width,
+                tile_backward,
+                start,
+                params,
+                layout,
+                tiling,
+                items,
+                grad
+            );
+        }
+    }
     (error, counted)
 }
 
@@ -596,7 +1019,7 @@ pub fn evaluate_features(params: &[f32], layout: Layout, ours: &[i32], theirs: &
     let sides = [Active::of(ours), Active::of(theirs)];
     let mut merged = Vec::new();
     let params = if layout.factoriser {
-        merge_factoriser(params, layout, &mut merged);
+        merge_factoriser(params, layout, Tiling::flat(layout), &mut merged);
         &merged
     } else {
         params
@@ -604,32 +1027,68 @@ pub fn evaluate_features(params: &[f32], layout: Layout, ours: &[i32], theirs: &
     forward(units(params), layout, &sides, &mut scratch.acc) * SCALE as f32
 }
 
-/// `params` with the factoriser added into every king bucket's rows, into `out` (the
-/// factoriser's own rows copied unchanged): what the passes read ([`error_and_gradient`]).
-pub fn merge_factoriser(params: &[f32], layout: Layout, out: &mut Vec<f32>) {
+/// `params` (the first layer in `tiling`'s layout) with the factoriser added into every
+/// king bucket's rows, into `out` (the factoriser's own rows copied unchanged): what the
+/// passes read ([`error_and_gradient`]).
+pub fn merge_factoriser(params: &[f32], layout: Layout, tiling: Tiling, out: &mut Vec<f32>) {
     out.clear();
     out.extend_from_slice(params);
     let n = layout.hidden;
-    let (buckets, rest) = out.split_at_mut(layout.factoriser_row() * n);
-    let shared = &rest[..INPUTS * n];
-    for bucket in buckets.chunks_exact_mut(INPUTS * n) {
-        for (w, s) in bucket.iter_mut().zip(shared) {
-            *w += s;
+    if tiling.is_flat() {
+        let (buckets, rest) = out.split_at_mut(layout.factoriser_row() * n);
+        let shared = &rest[..INPUTS * n];
+        for bucket in buckets.chunks_exact_mut(INPUTS * n) {
+            for (w, s) in bucket.iter_mut().zip(shared) {
+                *w += s;
+            }
+        }
+        return;
+    }
+    let c = tiling.units;
+    let shared = layout.factoriser_row();
+    let out = units_mut(out);
+    for t in 0..tiling.tiles() {
+        let (start, width) = tiling.tile_range(t);
+        for row in 0..tiling.rows {
+            for k in 0..width {
+                let at = start * tiling.rows + row * width + k;
+                let s = out[(shared + row % INPUTS) * c + start + k];
+                out[at] = (load(&out[at]) + load(&s)).to_array();
+            }
         }
     }
 }
 
-/// Fills the factoriser's rows of `grad` (a gradient taken on merged parameters) with the
-/// sum of the king buckets' rows: each shared weight enters every bucket's row of its
-/// input.
-pub fn fold_factoriser_gradient(grad: &mut [f32], layout: Layout) {
+/// Fills the factoriser's rows of `grad` (a gradient taken on merged parameters, the
+/// first layer in `tiling`'s layout) with the sum of the king buckets' rows: each shared
+/// weight enters every bucket's row of its input. Nothing without a factoriser.
+pub fn fold_factoriser_gradient(grad: &mut [f32], layout: Layout, tiling: Tiling) {
+    if !layout.factoriser {
+        return;
+    }
     let n = layout.hidden;
-    let (buckets, rest) = grad.split_at_mut(layout.factoriser_row() * n);
-    let shared = &mut rest[..INPUTS * n];
-    shared.copy_from_slice(&buckets[..INPUTS * n]);
-    for bucket in buckets.chunks_exact(INPUTS * n).skip(1) {
-        for (s, g) in shared.iter_mut().zip(bucket) {
-            *s += g;
+    if tiling.is_flat() {
+        let (buckets, rest) = grad.split_at_mut(layout.factoriser_row() * n);
+        let shared = &mut rest[..INPUTS * n];
+        shared.copy_from_slice(&buckets[..INPUTS * n]);
+        for bucket in buckets.chunks_exact(INPUTS * n).skip(1) {
+            for (s, g) in shared.iter_mut().zip(bucket) {
+                *s += g;
+            }
+        }
+        return;
+    }
+    let c = tiling.units;
+    let shared = layout.factoriser_row();
+    let buckets = tiling.rows / INPUTS;
+    let g = units_mut(grad);
+    for f in 0..INPUTS {
+        for u in 0..c {
+            let mut sum = load(&g[tiling.unit(f, u)]);
+            for b in 1..buckets {
+                sum += load(&g[tiling.unit(b * INPUTS + f, u)]);
+            }
+            g[(shared + f) * c + u] = sum.to_array();
         }
     }
 }

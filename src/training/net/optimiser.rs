@@ -9,12 +9,25 @@
 
 use rayon::prelude::*;
 
-use super::model::{self, CLIP, Layout, Objective, Scratch};
+use super::model::{self, CLIP, Layout, Objective, Scratch, Tiling};
 use crate::training::loader::Batch;
 
 /// Positions a gradient buffer sums: 8 slices for a batch of 16,384, so two threads share
 /// them evenly and each buffer (393 KB at N = 128) stays in its core's L2 cache.
 pub const SLICE: usize = 2048;
+/// Positions a gradient buffer sums for `layout`: [`SLICE`] while the first layer is passed
+/// flat; beyond, four times that (two slices for a batch of 16,384). There every slice
+/// loads each row of the first layer it touches and a gradient buffer as large as the
+/// model, which the update then reads (at `768x8hm → 512`, 14 MB each); fewer slices share
+/// that cost among more positions. The slices depend on the layout alone, never on the
+/// threads: the same seed gives the same net on any number of them.
+pub fn slice_len(layout: Layout) -> usize {
+    if Tiling::of(layout).is_flat() {
+        SLICE
+    } else {
+        4 * SLICE
+    }
+}
 pub const BETA1: f32 = 0.9;
 pub const BETA2: f32 = 0.999;
 pub const EPSILON: f32 = 1e-8;
@@ -63,30 +76,65 @@ impl State {
     }
 }
 
-/// The parameters the passes read: the model's own, or with a factoriser merged into
-/// `merged` first.
-fn passes_read<'a>(state: &'a State, merged: &'a mut Vec<f32>) -> &'a [f32] {
+/// The parameters the passes read: the model's own (in the passes' layout), or with a
+/// factoriser merged into `merged` first.
+fn passes_read<'a>(state: &'a State, tiling: Tiling, merged: &'a mut Vec<f32>) -> &'a [f32] {
     if state.layout.factoriser {
-        model::merge_factoriser(&state.params, state.layout, merged);
+        model::merge_factoriser(&state.params, state.layout, tiling, merged);
         merged
     } else {
         &state.params
     }
 }
 
-/// Steps a [`State`] on batches, with the gradient buffers and scratch it reuses.
+impl State {
+    /// The same state with the first layer of the parameters and moments in `tiling`'s
+    /// layout ([`model::tile`]), or back ([`model::untile`]).
+    fn tiled(mut self, tiling: Tiling) -> State {
+        for values in [&mut self.params, &mut self.m, &mut self.v] {
+            *values = model::tile(values, tiling);
+        }
+        self
+    }
+    fn untiled(&self, tiling: Tiling) -> State {
+        State {
+            layout: self.layout,
+            params: model::untile(&self.params, tiling),
+            m: model::untile(&self.m, tiling),
+            v: model::untile(&self.v, tiling),
+            steps: self.steps,
+        }
+    }
+}
+
+/// Steps a [`State`] on batches, with the gradient buffers and scratch it reuses. It holds
+/// the state with its first layer in the passes' layout ([`Tiling`]), so that the update
+/// runs over the gradients where the passes left them; [`Trainer::state`] gives it back
+/// flat.
 pub struct Trainer {
-    pub state: State,
+    state: State,
     pub objective: Objective,
     buffers: Vec<(Vec<f32>, Scratch)>,
-    /// With a factoriser: the parameters the passes read (`model::merge_factoriser`).
+    /// With a factoriser or a tiled first layer: the parameters the passes read.
     merged: Vec<f32>,
+    /// The passes' layout of the first layer (every tiling gives the same steps).
+    tiling: Tiling,
+    /// Positions a gradient buffer sums ([`slice_len`]).
+    slice: usize,
 }
 
 impl Trainer {
     pub fn new(state: State, objective: Objective) -> Trainer {
+        let tiling = Tiling::of(state.layout);
+        Trainer::with_tiling(state, objective, tiling)
+    }
+
+    /// With the passes' layout given (for the tests that hold every layout to the flat one).
+    pub fn with_tiling(state: State, objective: Objective, tiling: Tiling) -> Trainer {
         Trainer {
-            state,
+            tiling,
+            slice: slice_len(state.layout),
+            state: state.tiled(tiling),
             objective,
             buffers: Vec::new(),
             merged: Vec::new(),
@@ -94,7 +142,7 @@ impl Trainer {
     }
 
     fn slices(&mut self, len: usize) -> usize {
-        let slices = len.div_ceil(SLICE);
+        let slices = len.div_ceil(self.slice);
         let (size, hidden) = (self.state.layout.len(), self.state.layout.hidden);
         while self.buffers.len() < slices {
             self.buffers.push((vec![0.0; size], Scratch::new(hidden)));
@@ -106,8 +154,9 @@ impl Trainer {
     /// Returns the batch's error sum and the positions it counted.
     pub fn step(&mut self, batch: &Batch, lr: f32) -> (f64, usize) {
         let slices = self.slices(batch.len);
-        let (layout, objective) = (self.state.layout, self.objective);
-        let params = passes_read(&self.state, &mut self.merged);
+        let (layout, objective, tiling, slice) =
+            (self.state.layout, self.objective, self.tiling, self.slice);
+        let params = passes_read(&self.state, tiling, &mut self.merged);
         // The mean over the positions the batch has a target for; counted first so that
         // each slice can scale as it goes.
         let counted = (0..batch.len)
@@ -122,19 +171,18 @@ impl Trainer {
             .enumerate()
             .map(|(s, (grad, scratch))| {
                 grad.fill(0.0);
-                let range = s * SLICE..((s + 1) * SLICE).min(batch.len);
+                let range = s * slice..((s + 1) * slice).min(batch.len);
                 let sum = model::error_and_gradient(
                     params,
                     layout,
+                    tiling,
                     objective,
                     batch,
                     range,
                     scratch,
                     Some((grad, scale)),
                 );
-                if layout.factoriser {
-                    model::fold_factoriser_gradient(grad, layout);
-                }
+                model::fold_factoriser_gradient(grad, layout, tiling);
                 sum
             })
             .collect();
@@ -171,17 +219,29 @@ impl Trainer {
             .fold((0.0, 0), |(e, n), (de, dn)| (e + de, n + dn))
     }
 
+    /// The model and optimiser state, flat (as checkpoints and quantising read it).
+    pub fn state(&self) -> State {
+        self.state.untiled(self.tiling)
+    }
+
+    pub fn layout(&self) -> Layout {
+        self.state.layout
+    }
+
     /// The error sum of `batch` and the positions counted, without a step.
     pub fn error(&mut self, batch: &Batch) -> (f64, usize) {
         let slices = self.slices(batch.len);
-        let (layout, objective) = (self.state.layout, self.objective);
-        let params = passes_read(&self.state, &mut self.merged);
+        let (layout, objective, tiling, slice) =
+            (self.state.layout, self.objective, self.tiling, self.slice);
+        let params = passes_read(&self.state, tiling, &mut self.merged);
         let sums: Vec<(f64, usize)> = self.buffers[..slices]
             .par_iter_mut()
             .enumerate()
             .map(|(s, (_, scratch))| {
-                let range = s * SLICE..((s + 1) * SLICE).min(batch.len);
-                model::error_and_gradient(params, layout, objective, batch, range, scratch, None)
+                let range = s * slice..((s + 1) * slice).min(batch.len);
+                model::error_and_gradient(
+                    params, layout, tiling, objective, batch, range, scratch, None,
+                )
             })
             .collect();
         sums.into_iter()

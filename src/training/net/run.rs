@@ -372,7 +372,7 @@ pub fn train(
         last_losses = (train_loss, held_loss);
         if let Some((path, options)) = &config.checkpoint {
             let checkpoint = Checkpoint {
-                state: trainer.state.clone(),
+                state: trainer.state(),
                 epochs_done: epoch + 1,
                 passes: stream.passes,
                 batches_in_pass: stream.batches_in_pass,
@@ -400,7 +400,7 @@ pub fn train(
         reports.push(report);
     }
     Ok(Outcome {
-        state: trainer.state,
+        state: trainer.state(),
         epochs: reports,
         train_loss: last_losses.0,
         held_loss: last_losses.1,

@@ -1,4 +1,5 @@
 //! The model's tests: gradients against finite differences, quantisation, targets.
+use super::tile as tile_values;
 use super::*;
 use crate::training::nnue::FeatureSet;
 
@@ -105,7 +106,7 @@ fn gradient_matches_finite_differences_for(layout: Layout) {
     let merged = |p: &[f32]| {
         let mut out = Vec::new();
         if layout.factoriser {
-            merge_factoriser(p, layout, &mut out);
+            merge_factoriser(p, layout, Tiling::flat(layout), &mut out);
         } else {
             out = p.to_vec();
         }
@@ -113,21 +114,31 @@ fn gradient_matches_finite_differences_for(layout: Layout) {
     };
     let mut scratch = Scratch::new(16);
     let mut grad = vec![0.0f32; layout.len()];
+    let flat = Tiling::flat(layout);
     error_and_gradient(
         &merged(&params),
         layout,
+        flat,
         objective,
         &batch,
         0..4,
         &mut scratch,
         Some((&mut grad, 1.0)),
     );
-    if layout.factoriser {
-        fold_factoriser_gradient(&mut grad, layout);
-    }
+    fold_factoriser_gradient(&mut grad, layout, flat);
     let error = |p: &[f32]| {
         let mut s = Scratch::new(16);
-        error_and_gradient(&merged(p), layout, objective, &batch, 0..4, &mut s, None).0
+        error_and_gradient(
+            &merged(p),
+            layout,
+            flat,
+            objective,
+            &batch,
+            0..4,
+            &mut s,
+            None,
+        )
+        .0
     };
     let mut checked = 0;
     // First-layer rows of pieces on the boards, the biases, the output layer.
@@ -161,6 +172,176 @@ fn gradient_matches_finite_differences_for(layout: Layout) {
         }
     }
     assert!(checked > 20, "only {checked} parameters had a gradient");
+}
+
+/// More positions than [`FENS`], for the tiled passes: openings, middlegames, endgames,
+/// kings on every side of the mirror line and in several buckets.
+const MORE_FENS: [(&str, i32, f32); 8] = [
+    (
+        "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4",
+        20,
+        0.5,
+    ),
+    (
+        "r2q1rk1/pp2bppp/2n1pn2/3p4/3P4/2NBPN2/PP3PPP/R2Q1RK1 b - - 3 10",
+        -15,
+        0.0,
+    ),
+    (
+        "2r3k1/5pp1/p3p2p/1p1n4/3P4/P3BP2/1P4PP/2R3K1 w - - 0 28",
+        35,
+        1.0,
+    ),
+    ("8/8/4k3/3p4/3K4/4P3/8/8 w - - 0 50", 0, 0.5),
+    ("8/2k5/8/1P6/8/5K2/8/8 b - - 0 60", -420, 0.0),
+    ("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 30", 510, 1.0),
+    (
+        "r3k2r/1pp2ppp/p1n5/4P3/2B5/2N5/PPP2PPP/3RK2R b Kkq - 1 14",
+        -60,
+        0.5,
+    ),
+    (
+        "4r1k1/1q3pp1/p6p/1p6/3Q4/1P4P1/P4P1P/4R1K1 w - - 2 33",
+        10,
+        0.5,
+    ),
+];
+
+/// Every tiling of the first layer gives the flat pass's error and gradient bit for bit
+/// (so the same net), with king buckets, a factoriser and output buckets, at widths
+/// whose last tile is narrower.
+#[test]
+fn tiled_passes_give_the_flat_gradient_bit_for_bit() {
+    let fens: Vec<_> = FENS.iter().chain(&MORE_FENS).copied().collect();
+    for hidden in [48, 80] {
+        let kings = Layout {
+            inputs: InputLayout::standard(4).unwrap(),
+            factoriser: true,
+            ..Layout::new(hidden, 8)
+        };
+        for layout in [Layout::single(hidden), kings] {
+            let batch = batch_of(&fens, set_of(layout));
+            let mut params = initial(layout, 11);
+            for (i, w) in params[layout.factoriser_row() * hidden..layout.out_weights()]
+                .iter_mut()
+                .enumerate()
+            {
+                *w = ((i * 7919) % 101) as f32 / 400.0 - 0.12;
+            }
+            let objective = Objective {
+                wdl: 0.3,
+                scale: 150.0,
+            };
+            let run = |tiling: Tiling| {
+                let mut passes = Vec::new();
+                pass_params(&params, layout, tiling, &mut passes);
+                let mut grad = vec![0.0f32; layout.len()];
+                let mut scratch = Scratch::new(hidden);
+                let (error, counted) = error_and_gradient(
+                    &passes,
+                    layout,
+                    tiling,
+                    objective,
+                    &batch,
+                    0..batch.len,
+                    &mut scratch,
+                    Some((&mut grad, 0.5)),
+                );
+                let mut s = Scratch::new(hidden);
+                let alone = error_and_gradient(
+                    &passes,
+                    layout,
+                    tiling,
+                    objective,
+                    &batch,
+                    1..9,
+                    &mut s,
+                    None,
+                );
+                (error, counted, alone, flat_gradient(&grad, layout, tiling))
+            };
+            let flat = run(Tiling::flat(layout));
+            assert_eq!(flat.1, fens.len());
+            assert!(flat.3.iter().filter(|g| **g != 0.0).count() > 500);
+            for tile in 1..=4 {
+                let tiling = Tiling::with_tile(layout, tile);
+                let tiled = run(tiling);
+                assert_eq!(tiled.0.to_bits(), flat.0.to_bits(), "{tiling:?}");
+                assert_eq!((tiled.1, tiled.2), (flat.1, flat.2), "{tiling:?}");
+                let differ = (0..layout.len())
+                    .filter(|&i| tiled.3[i].to_bits() != flat.3[i].to_bits())
+                    .count();
+                assert_eq!(differ, 0, "{tiling:?}: {differ} gradient values differ");
+            }
+        }
+    }
+}
+
+/// Steps of the trainer give the same state bit for bit whatever the passes' layout.
+#[test]
+fn a_trainer_steps_alike_in_every_layout() {
+    use crate::training::net::{State, Trainer};
+    let fens: Vec<_> = FENS.iter().chain(&MORE_FENS).copied().collect();
+    let layout = Layout {
+        inputs: InputLayout::standard(4).unwrap(),
+        factoriser: true,
+        ..Layout::new(48, 8)
+    };
+    let batch = batch_of(&fens, set_of(layout));
+    let objective = Objective {
+        wdl: 0.3,
+        scale: 150.0,
+    };
+    let run = |tiling: Tiling| {
+        let mut trainer = Trainer::with_tiling(State::new(layout, 3), objective, tiling);
+        let losses: Vec<u64> = (0..5)
+            .map(|_| trainer.step(&batch, 0.01).0.to_bits())
+            .collect();
+        (losses, trainer.state())
+    };
+    let flat = run(Tiling::flat(layout));
+    assert_ne!(flat.1.params, State::new(layout, 3).params);
+    for tile in 1..=3 {
+        let tiled = run(Tiling::with_tile(layout, tile));
+        assert_eq!(tiled.0, flat.0, "tile {tile}");
+        assert!(tiled.1 == flat.1, "tile {tile}: the states differ");
+    }
+}
+
+/// The tiled layout is a permutation of the first layer's units, and the flat one is the
+/// parameters' own.
+#[test]
+fn a_tiling_places_every_unit_once() {
+    let layout = Layout {
+        inputs: InputLayout::standard(2).unwrap(),
+        ..Layout::single(80)
+    };
+    for tile in 1..=5 {
+        let tiling = Tiling::with_tile(layout, tile);
+        let mut seen = vec![false; tiling.rows * tiling.units];
+        for q in 0..tiling.rows * tiling.units {
+            let at = tiling.of_flat_unit(q);
+            assert!(!seen[at], "{tiling:?}: {q} lands on {at} twice");
+            seen[at] = true;
+        }
+        assert_eq!(tiling.of_flat_unit(seen.len() + 3), seen.len() + 3);
+    }
+    let values: Vec<f32> = (0..layout.len()).map(|i| i as f32).collect();
+    for tile in 1..=4 {
+        let tiling = Tiling::with_tile(layout, tile);
+        assert_eq!(untile(&tile_values(&values, tiling), tiling), values);
+    }
+    let flat = Tiling::flat(layout);
+    assert!(flat.is_flat());
+    assert!((0..flat.rows * flat.units).all(|q| flat.of_flat_unit(q) == q));
+    // The passes' own choice: flat at 768 -> 128, tiled at 768x8hm -> 512.
+    assert!(Tiling::of(Layout::single(128)).is_flat());
+    let big = Layout {
+        inputs: InputLayout::standard(8).unwrap(),
+        factoriser: true,
+        ..Layout::single(512)
+    };
+    assert_eq!(Tiling::of(big).tile, TILE);
 }
 
 #[test]
