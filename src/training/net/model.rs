@@ -192,8 +192,10 @@ pub struct Tiling {
     pub tile: usize,
 }
 
-/// Units of a tile in the passes' own choice ([`Tiling::of`]): the widest whose register
-/// blocks (both perspectives' sums) fit AVX2's 16 registers beside the loads.
+/// Units of a tile in the passes' own choice ([`Tiling::of`]): both perspectives' sums of
+/// two units are 8 of AVX2's 16 registers. At `768x8hm → 512` on 2 threads, tiles of 2
+/// ran at 187K positions/s, of 1 at 160K (half the sums in flight), of 4 at 143K (the
+/// sums spill, and a tile's rows no longer fit L2 beside their gradient).
 pub const TILE: usize = 2;
 
 /// First layers up to this size are passed flat, a position's rows whole: they stay in L2

@@ -115,7 +115,7 @@ pub struct Trainer {
     state: State,
     pub objective: Objective,
     buffers: Vec<(Vec<f32>, Scratch)>,
-    /// With a factoriser or a tiled first layer: the parameters the passes read.
+    /// With a factoriser: the parameters the passes read (`model::merge_factoriser`).
     merged: Vec<f32>,
     /// The passes' layout of the first layer (every tiling gives the same steps).
     tiling: Tiling,
@@ -222,10 +222,6 @@ impl Trainer {
     /// The model and optimiser state, flat (as checkpoints and quantising read it).
     pub fn state(&self) -> State {
         self.state.untiled(self.tiling)
-    }
-
-    pub fn layout(&self) -> Layout {
-        self.state.layout
     }
 
     /// The error sum of `batch` and the positions counted, without a step.
