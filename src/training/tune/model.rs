@@ -132,16 +132,23 @@ const MIN_GAIN: f64 = 1e-3;
 /// predicting a draw everywhere, is an error rather than a K to tune with: the first would
 /// blow the gradients up or flatten them, the second fit noise.
 pub fn fit_k(samples: &[(f64, f64)]) -> Result<KFit, TuneError> {
+    // Summed in fixed chunks, then the chunks in order: rayon's own reduction splits by the
+    // thread count, and a K differing in its last bits gave train-net a different net on
+    // one thread than on two.
     let error = |k: f64| -> f64 {
-        let sum: f64 = samples
-            .par_iter()
-            .with_min_len(4096)
-            .map(|&(eval, result)| {
-                let miss = sigmoid(k, eval) - result;
-                miss * miss
+        let chunks: Vec<f64> = samples
+            .par_chunks(4096)
+            .map(|chunk| {
+                chunk
+                    .iter()
+                    .map(|&(eval, result)| {
+                        let miss = sigmoid(k, eval) - result;
+                        miss * miss
+                    })
+                    .sum()
             })
-            .sum();
-        sum / samples.len().max(1) as f64
+            .collect();
+        chunks.iter().sum::<f64>() / samples.len().max(1) as f64
     };
     let baseline = error(0.0);
     let (low, high) = (K_RANGE.0.ln(), K_RANGE.1.ln());
@@ -317,5 +324,38 @@ mod tests {
             .collect();
         let error = fit_k(&certain).unwrap_err();
         assert!(matches!(error, TuneError::KAtBoundary { .. }), "{error}");
+    }
+
+    /// The fit is the same to the bit on any number of threads: train-net's logistic scale
+    /// comes from it, and a scale differing in its last bits gave another net.
+    #[test]
+    fn k_fit_does_not_depend_on_the_thread_count() {
+        let mut rng = super::super::Rng::new(5);
+        let uniform =
+            |rng: &mut super::super::Rng| (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        let samples: Vec<(f64, f64)> = (0..100_000)
+            .map(|_| {
+                let eval = (uniform(&mut rng) - 0.5) * 1600.0;
+                let win = uniform(&mut rng) < sigmoid(1.3, eval);
+                (eval, if win { 1.0 } else { 0.0 })
+            })
+            .collect();
+        let fit_on = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .expect("a pool");
+            pool.install(|| fit_k(&samples).expect("fits"))
+        };
+        let one = fit_on(1);
+        for threads in [2, 3, 7] {
+            let other = fit_on(threads);
+            assert_eq!(one.k.to_bits(), other.k.to_bits(), "{threads} threads");
+            assert_eq!(
+                one.loss.to_bits(),
+                other.loss.to_bits(),
+                "{threads} threads"
+            );
+        }
     }
 }
