@@ -7,19 +7,7 @@
 //! first), the output biases `[B]`, then zeros up to a multiple of [`LANES`]. B = 1 without
 //! output buckets.
 //!
-//! The factoriser (bullet's `Factorised<ChessBucketsMirrored, Chess768>`) is a 768-input
-//! layer every king bucket shares: an active input `f` also activates row `768 K + f mod
-//! 768`, so what every bucket should know is learnt from all positions at once, and each
-//! bucket's own rows learn only how it differs. On quantising it is added into each
-//! bucket's rows; the network file has no trace of it.
-//!
-//! The passes never touch a factoriser row per position: a step first adds the factoriser
-//! into every bucket's rows once ([`merge_factoriser`]), the passes read those merged rows
-//! (one row an input, as without a factoriser), and the factoriser's gradient is the sum of
-//! its buckets' rows' gradients, taken once a slice ([`fold_factoriser_gradient`]). The
-//! same arithmetic as activating both rows for every input (up to the order of the sums),
-//! at the cost of two passes over the first layer a step instead of twice the rows a
-//! position.
+//! The factoriser, a 768-input layer every king bucket shares, is in [`factoriser`].
 //!
 //! ```text
 //! acc   = bias + Σ rows of the active inputs          (one per perspective)
@@ -43,7 +31,9 @@ use crate::nnue::{INPUTS, InputLayout, Network, QA, QB, SCALE};
 use crate::training::loader::Batch;
 use crate::training::nnue::MAX_ACTIVE;
 
+mod factoriser;
 mod tiled;
+pub use factoriser::{fold_factoriser_gradient, merge_factoriser, merged_first_layer};
 pub use tiled::{FLAT_BYTES, TILE, Tiling, flat_gradient, pass_params, tile, untile};
 use tiled::{Item, slice_order, tiled_error_and_gradient};
 
@@ -649,72 +639,6 @@ pub fn evaluate_features(params: &[f32], layout: Layout, ours: &[i32], theirs: &
     forward(units(params), layout, &sides, &mut scratch.acc) * SCALE as f32
 }
 
-/// `params` (the first layer in `tiling`'s layout) with the factoriser added into every
-/// king bucket's rows, into `out` (the factoriser's own rows copied unchanged): what the
-/// passes read ([`error_and_gradient`]).
-pub fn merge_factoriser(params: &[f32], layout: Layout, tiling: Tiling, out: &mut Vec<f32>) {
-    out.clear();
-    out.extend_from_slice(params);
-    let n = layout.hidden;
-    if tiling.is_flat() {
-        let (buckets, rest) = out.split_at_mut(layout.factoriser_row() * n);
-        let shared = &rest[..INPUTS * n];
-        for bucket in buckets.chunks_exact_mut(INPUTS * n) {
-            for (w, s) in bucket.iter_mut().zip(shared) {
-                *w += s;
-            }
-        }
-        return;
-    }
-    let c = tiling.units;
-    let shared = layout.factoriser_row();
-    let out = units_mut(out);
-    for t in 0..tiling.tiles() {
-        let (start, width) = tiling.tile_range(t);
-        for row in 0..tiling.rows {
-            for k in 0..width {
-                let at = start * tiling.rows + row * width + k;
-                let s = out[(shared + row % INPUTS) * c + start + k];
-                out[at] = (load(&out[at]) + load(&s)).to_array();
-            }
-        }
-    }
-}
-
-/// Fills the factoriser's rows of `grad` (a gradient taken on merged parameters, the
-/// first layer in `tiling`'s layout) with the sum of the king buckets' rows: each shared
-/// weight enters every bucket's row of its input. Nothing without a factoriser.
-pub fn fold_factoriser_gradient(grad: &mut [f32], layout: Layout, tiling: Tiling) {
-    if !layout.factoriser {
-        return;
-    }
-    let n = layout.hidden;
-    if tiling.is_flat() {
-        let (buckets, rest) = grad.split_at_mut(layout.factoriser_row() * n);
-        let shared = &mut rest[..INPUTS * n];
-        shared.copy_from_slice(&buckets[..INPUTS * n]);
-        for bucket in buckets.chunks_exact(INPUTS * n).skip(1) {
-            for (s, g) in shared.iter_mut().zip(bucket) {
-                *s += g;
-            }
-        }
-        return;
-    }
-    let c = tiling.units;
-    let shared = layout.factoriser_row();
-    let buckets = tiling.rows / INPUTS;
-    let g = units_mut(grad);
-    for f in 0..INPUTS {
-        for u in 0..c {
-            let mut sum = load(&g[tiling.unit(f, u)]);
-            for b in 1..buckets {
-                sum += load(&g[tiling.unit(b * INPUTS + f, u)]);
-            }
-            g[(shared + f) * c + u] = sum.to_array();
-        }
-    }
-}
-
 /// The quantised network, as bullet quantises: `round(w · QA)` for the first layer,
 /// `round(w · QB)` for the output weights, `round(b · QA · QB)` for the output biases (the
 /// clipping keeps every value inside `i16`; saturating all the same). A factoriser is
@@ -742,24 +666,6 @@ pub fn quantise(params: &[f32], layout: Layout, provenance: &str) -> Result<Netw
         ),
         provenance,
     )
-}
-
-/// The first layer's weights as the network has them, `[768 K][N]`: with a factoriser,
-/// each bucket's rows plus the shared row of the same `Chess768` input, held within the
-/// clipping bound each part is trained within (so that 33 rows still fit an `i16` sum).
-pub fn merged_first_layer(params: &[f32], layout: Layout) -> Vec<f32> {
-    let n = layout.hidden;
-    let mut weights = params[..layout.inputs.inputs() * n].to_vec();
-    if layout.factoriser {
-        let shared = &params[layout.factoriser_row() * n..layout.ft_bias()];
-        for (row, weights) in weights.chunks_exact_mut(n).enumerate() {
-            let shared = &shared[(row % INPUTS) * n..][..n];
-            for (w, s) in weights.iter_mut().zip(shared) {
-                *w = (*w + s).clamp(-CLIP, CLIP);
-            }
-        }
-    }
-    weights
 }
 
 /// Starting parameters from `seed`: first-layer weights uniform in ±1/√32 (some 30 inputs
