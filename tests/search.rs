@@ -606,10 +606,14 @@ fn every_helper_thread_searches() {
 
 /// What the helpers do helps: the main thread reaches a fixed depth in fewer of its own
 /// nodes when helpers fill the shared table beside it (Lazy SMP's whole point), summed over
-/// 24 WAC positions. With helpers that search nothing the counts would be equal.
-/// Measured (the test prints it): 0.53-0.65 of the nodes alone on an idle 2-core machine,
-/// 0.45-0.71 beside `stress --cpu 8`: the helpers are threads like the main one, and the
-/// scheduler shares the cores among them whatever else runs.
+/// 48 WAC positions. The main thread's search alone is deterministic, so helpers that search
+/// nothing (or whose entries it never reads) give exactly the same count; how much fewer
+/// depends on how the scheduler shares the cores among the four threads, so the test asks
+/// only for fewer. Measured (the test prints it): 0.53-0.65 of the nodes alone on an idle
+/// 2-core Zen 3, 0.45-0.71 beside `stress --cpu 8`; on a 2-core Zen 5, where each search
+/// is over in about 40 ms, 0.68-0.98 over 24 positions (0.905 in one CI run, which failed
+/// the earlier bound of 0.9), and over these 48 0.71-0.90 idle, 0.62-0.68 beside the rest
+/// of this file's tests: when the main thread has a core to itself the helpers lag it.
 #[test]
 fn helpers_shorten_the_main_threads_way_to_a_depth() {
     let suite = read_suite(&read_fixture("epd/wac.epd")).positions;
@@ -619,7 +623,7 @@ fn helpers_shorten_the_main_threads_way_to_a_depth() {
         engine.set_threads(threads);
         suite
             .iter()
-            .take(24)
+            .take(48)
             .map(|position| {
                 engine.clear();
                 let (result, _) = search(&mut engine, &position.board, &Limits::depth(depth));
@@ -629,9 +633,12 @@ fn helpers_shorten_the_main_threads_way_to_a_depth() {
     };
     let alone = main_nodes(1);
     let helped = main_nodes(4);
-    eprintln!("main thread's nodes to depth {depth}: {helped} with 3 helpers, {alone} alone");
+    eprintln!(
+        "main thread's nodes to depth {depth}: {helped} with 3 helpers, {alone} alone ({:.3})",
+        helped as f64 / alone as f64
+    );
     assert!(
-        helped * 10 < alone * 9,
+        helped < alone,
         "main thread's nodes to depth {depth}: {helped} with 3 helpers, {alone} alone"
     );
 }
