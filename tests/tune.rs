@@ -77,6 +77,56 @@ fn params(weights: &Weights) -> Vec<[f64; 2]> {
         .collect()
 }
 
+/// The tuner's weights and losses are the same bits on one thread as on two: the gradient
+/// and the losses are float sums, and rayon's own fold and reduce group them by how the
+/// workers split, which gave different weights for different `--threads` (and could from
+/// run to run).
+#[test]
+fn tuning_does_not_depend_on_the_thread_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = write_db(&dir.path().join("games.psdb"), &records(TEXEL));
+    let options = LoadOptions {
+        needs_result: true,
+        needs_score: false,
+        holdout: 0.1,
+        ..LoadOptions::default()
+    };
+    let mut dataset = load(&db, &options);
+    dataset.set_targets(1.1, 1.0);
+    let run = |threads: usize| -> (Vec<[f64; 2]>, Vec<u64>) {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("a pool");
+        pool.install(|| {
+            let mut tuner = Tuner::new(&Weights::default(), vec![true; Weights::COUNT], 1.1, 5);
+            let mut losses = Vec::new();
+            for epoch in 0..3 {
+                losses.push(tuner.epoch(&dataset.train, 4096, scheduled_lr(1.0, epoch, 3)));
+                losses.push(tuner.loss(&dataset.held_out));
+            }
+            (
+                tuner.params().to_vec(),
+                losses.iter().map(|l| l.to_bits()).collect(),
+            )
+        })
+    };
+    let (one, one_losses) = run(1);
+    let (two, two_losses) = run(2);
+    assert_eq!(one_losses, two_losses, "losses by epoch");
+    let differing = one
+        .iter()
+        .zip(&two)
+        .filter(|(a, b)| a[0].to_bits() != b[0].to_bits() || a[1].to_bits() != b[1].to_bits())
+        .count();
+    assert_eq!(
+        differing,
+        0,
+        "weights differing in some bit, of {}",
+        one.len()
+    );
+}
+
 /// Every kept row, turned back into dense counts, gives the evaluation exactly through
 /// `coefficients::score`, and the tuner's unrounded model within the taper's rounding.
 #[test]

@@ -89,13 +89,13 @@ pub fn error_and_gradient(
 
 /// The mean squared error over `parts` (0 when there are no positions).
 pub fn loss(params: &Params, k: f64, parts: &[Positions]) -> f64 {
-    let (error, n) = parts
+    // Collected, then summed in order: a reduce's float sum depends on how rayon splits.
+    let errors: Vec<f64> = parts
         .par_iter()
-        .map(|part| {
-            let error = error_and_gradient(params, k, part, 0..part.len(), None);
-            (error, part.len())
-        })
-        .reduce(|| (0.0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+        .map(|part| error_and_gradient(params, k, part, 0..part.len(), None))
+        .collect();
+    let error: f64 = errors.iter().sum();
+    let n: usize = parts.iter().map(|part| part.len()).sum();
     if n == 0 { 0.0 } else { error / n as f64 }
 }
 

@@ -1,5 +1,6 @@
 //! Adam over minibatches of the training positions, the gradient of each computed in
-//! parallel (one gradient vector per worker, summed at the end of the minibatch).
+//! parallel (one gradient vector per group of runs, the groups summed in order at the end
+//! of the minibatch, so that any thread count gives the same weights).
 
 use rayon::prelude::*;
 
@@ -15,6 +16,10 @@ pub const MAX_WEIGHT: f64 = 100_000.0;
 /// Positions a minibatch is made of runs of (each epoch shuffles the runs): short enough
 /// to mix many places of the data into one minibatch, long enough to amortise a task.
 const RUN: usize = 256;
+
+/// Runs a task sums the gradient of (a minibatch of the default 16,384 positions is 64 runs,
+/// 8 tasks): fixed, so that the sums do not depend on the threads.
+const RUNS_PER_GROUP: usize = 8;
 
 /// Adam's state (Kingma and Ba), one moment pair per parameter.
 #[derive(Clone, Debug)]
@@ -175,34 +180,40 @@ impl Tuner {
         for minibatch in runs.chunks(runs_per_batch) {
             let params = &self.params;
             let k = self.k;
-            let (gradient, batch_error, n) = minibatch
-                .par_iter()
-                .fold(
-                    || (vec![[0.0; 2]; Weights::COUNT], 0.0, 0usize),
-                    |(mut gradient, error, n), &(part, start)| {
+            // Each group of runs sums its own gradient in order, then the groups are added
+            // in order: rayon's fold and reduce group by how its workers split and steal,
+            // so their float sums (and the tuned weights) changed with the thread count
+            // and from run to run.
+            let groups: Vec<(Vec<[f64; 2]>, f64, usize)> = minibatch
+                .par_chunks(RUNS_PER_GROUP)
+                .map(|group| {
+                    let mut gradient = vec![[0.0; 2]; Weights::COUNT];
+                    let (mut error, mut n) = (0.0, 0);
+                    for &(part, start) in group {
                         let positions = &train[part as usize];
                         let range = start as usize..(start as usize + RUN).min(positions.len());
-                        let len = range.len();
-                        let e = model::error_and_gradient(
+                        n += range.len();
+                        error += model::error_and_gradient(
                             params,
                             k,
                             positions,
                             range,
                             Some(&mut gradient),
                         );
-                        (gradient, error + e, n + len)
-                    },
-                )
-                .reduce(
-                    || (vec![[0.0; 2]; Weights::COUNT], 0.0, 0),
-                    |(mut a, ea, na), (b, eb, nb)| {
-                        for (a, b) in a.iter_mut().zip(&b) {
-                            a[0] += b[0];
-                            a[1] += b[1];
-                        }
-                        (a, ea + eb, na + nb)
-                    },
-                );
+                    }
+                    (gradient, error, n)
+                })
+                .collect();
+            let mut gradient = vec![[0.0; 2]; Weights::COUNT];
+            let (mut batch_error, mut n) = (0.0, 0);
+            for (group_gradient, group_error, group_n) in &groups {
+                for (a, b) in gradient.iter_mut().zip(group_gradient) {
+                    a[0] += b[0];
+                    a[1] += b[1];
+                }
+                batch_error += group_error;
+                n += group_n;
+            }
             let scale = 1.0 / n.max(1) as f64;
             let pull = 2.0 * self.l2 / (L2_UNIT * L2_UNIT);
             let mean: Vec<[f64; 2]> = gradient
