@@ -60,6 +60,18 @@ fn load(db: &Database, options: &LoadOptions) -> Dataset {
     dataset
 }
 
+/// The fixture games' positions with their results, a tenth held out.
+fn fixture_games(dir: &Path) -> Dataset {
+    let db = write_db(&dir.join("games.psdb"), &records(TEXEL));
+    let options = LoadOptions {
+        needs_result: true,
+        needs_score: false,
+        holdout: 0.1,
+        ..LoadOptions::default()
+    };
+    load(&db, &options)
+}
+
 fn scores_only(holdout: f64) -> LoadOptions {
     LoadOptions {
         needs_result: false,
@@ -84,14 +96,7 @@ fn params(weights: &Weights) -> Vec<[f64; 2]> {
 #[test]
 fn tuning_does_not_depend_on_the_thread_count() {
     let dir = tempfile::tempdir().unwrap();
-    let db = write_db(&dir.path().join("games.psdb"), &records(TEXEL));
-    let options = LoadOptions {
-        needs_result: true,
-        needs_score: false,
-        holdout: 0.1,
-        ..LoadOptions::default()
-    };
-    let mut dataset = load(&db, &options);
+    let mut dataset = fixture_games(dir.path());
     dataset.set_targets(1.1, 1.0);
     let run = |threads: usize| -> (Vec<[f64; 2]>, Vec<u64>) {
         let pool = rayon::ThreadPoolBuilder::new()
@@ -257,14 +262,7 @@ fn recovers_weights_from_the_scores_they_gave() {
 #[test]
 fn loss_falls_on_the_fixture_games() {
     let dir = tempfile::tempdir().unwrap();
-    let db = write_db(&dir.path().join("games.psdb"), &records(TEXEL));
-    let options = LoadOptions {
-        needs_result: true,
-        needs_score: false,
-        holdout: 0.1,
-        ..LoadOptions::default()
-    };
-    let mut dataset = load(&db, &options);
+    let mut dataset = fixture_games(dir.path());
     let start = params(&Weights::default());
     let fit = fit_k(&evals_and_results(&start, &dataset.train)).expect("K fits");
     assert!((0.3..3.0).contains(&fit.k), "{fit:?}");
