@@ -482,6 +482,7 @@ impl<'a> Search<'a> {
                 double_extensions: double_extensions + doubled as u8,
             };
             let new_depth = depth - 1 + extension;
+            let nodes_before = self.nodes;
             self.keys.push(key);
             let score = if searched == 0 {
                 -self.negamax(&child, -beta, -alpha, new_depth, ply + 1, false)
@@ -534,6 +535,7 @@ impl<'a> Search<'a> {
                     .chain(self.pv[ply + 1][ply + 1..pv_len].iter().copied())
                     .collect();
                 if let Some(rm) = self.root_moves.iter_mut().find(|rm| rm.mv == mv) {
+                    rm.nodes += self.nodes - nodes_before;
                     if searched == 1 || score > alpha {
                         rm.score = score;
                         rm.pv = line;

@@ -100,6 +100,9 @@ struct RootMove {
     pv: Vec<Move>,
     /// Whether `score` is a bound from an aspiration failure, and which.
     bound: Option<bool>,
+    /// This thread's nodes under this move, over every iteration so far (time management:
+    /// the share the best move took says how settled the choice is).
+    nodes: u64,
 }
 
 /// Options the engine is set up with.
@@ -349,6 +352,7 @@ impl Engine {
                 previous_score: -INFINITY,
                 pv: vec![mv],
                 bound: None,
+                nodes: 0,
             })
             .collect();
         let shared = Shared::default();

@@ -1,8 +1,10 @@
 //! Time management: from the clock (or a fixed move time) to a soft limit, checked between
-//! iterations and stretched or shrunk by how stable the best move is, and a hard limit,
-//! checked every few thousand nodes.
+//! iterations and stretched or shrunk by how stable the best move is and by the share of
+//! the nodes it took, and a hard limit, checked every few thousand nodes.
 
-use super::tunables::{TIME_HARD_PER_SOFT, TIME_INCREMENT_SHARE, TIME_MOVES_TO_GO};
+use super::tunables::{
+    TIME_HARD_PER_SOFT, TIME_INCREMENT_SHARE, TIME_MOVES_TO_GO, TIME_NODES_BASE, TIME_NODES_SCALE,
+};
 use std::time::{Duration, Instant};
 
 use pawnstorm_kernels::Color;
@@ -184,9 +186,18 @@ impl TimeManager {
 
     /// Whether a new iteration should not start. `stability` counts the iterations the
     /// best move has stayed the same; `score_drop` is how much the score fell since the last
-    /// iteration (centipawns). The next iteration takes about as long as all before it, so
-    /// one is started only while under half the (scaled) soft limit.
-    pub fn soft_expired(&self, stability: u32, score_drop: i32, nodes: u64) -> bool {
+    /// iteration (centipawns); `best_move_share` is the share of the root's nodes (over every
+    /// iteration) spent under the best move: where the others were refuted quickly the
+    /// choice is settled, where they took most of the nodes it is not. The next iteration
+    /// takes about as long as all before it, so one is started only while under half the
+    /// (scaled) soft limit.
+    pub fn soft_expired(
+        &self,
+        stability: u32,
+        score_drop: i32,
+        best_move_share: f64,
+        nodes: u64,
+    ) -> bool {
         let Some(soft) = self.soft else {
             return false;
         };
@@ -194,6 +205,9 @@ impl TimeManager {
         if score_drop > 30 {
             scale *= 1.3;
         }
+        let share = best_move_share.clamp(0.0, 1.0);
+        scale *= (f64::from(TIME_NODES_BASE.get()) / 100.0 - share)
+            * (f64::from(TIME_NODES_SCALE.get()) / 100.0);
         self.spent(nodes).as_secs_f64() >= soft.as_secs_f64() * scale * 0.5
     }
 }
@@ -252,7 +266,7 @@ mod tests {
     #[test]
     fn untimed_searches_have_no_limits() {
         let tm = TimeManager::new(&Limits::depth(5), Color::White, 30);
-        assert!(!tm.hard_expired(u64::MAX) && !tm.soft_expired(0, 0, u64::MAX));
+        assert!(!tm.hard_expired(u64::MAX) && !tm.soft_expired(0, 0, 0.5, u64::MAX));
     }
 
     #[test]
@@ -294,5 +308,27 @@ mod tests {
             .hard
             .expect("timed");
         assert!(white > black * 10);
+    }
+
+    #[test]
+    fn a_best_move_that_took_most_of_the_nodes_stops_sooner() {
+        let mut tm = TimeManager::new(&clock(10_000, 100), Color::White, 30);
+        tm.count_in_nodes(1000);
+        // The first spent time (in nodes) at which the soft limit says stop, by share.
+        let stop_at = |share: f64| {
+            (0..u64::MAX)
+                .step_by(1000)
+                .find(|&nodes| tm.soft_expired(0, 0, share, nodes))
+                .expect("a timed search stops")
+        };
+        let settled = stop_at(0.95);
+        let balanced = stop_at(0.5);
+        let unsettled = stop_at(0.1);
+        assert!(
+            settled < balanced && balanced < unsettled,
+            "{settled} {balanced} {unsettled}"
+        );
+        // Out of range shares count as their nearest end.
+        assert_eq!(stop_at(1.5), stop_at(1.0));
     }
 }

@@ -106,6 +106,8 @@ impl Search<'_> {
                 };
             }
             let score_drop = completed.as_ref().map_or(0, |(p, _)| p.score - best.score);
+            let root_nodes: u64 = self.root_moves.iter().map(|rm| rm.nodes).sum();
+            let best_move_share = best.nodes as f64 / root_nodes.max(1) as f64;
             completed = Some((best.clone(), depth));
             self.completed_depth = depth;
             if limits
@@ -116,9 +118,12 @@ impl Search<'_> {
             }
             if self.is_main()
                 && !self.untimed_now(limits)
-                && self
-                    .time
-                    .soft_expired(stability, score_drop, self.total_nodes())
+                && self.time.soft_expired(
+                    stability,
+                    score_drop,
+                    best_move_share,
+                    self.total_nodes(),
+                )
             {
                 break;
             }
