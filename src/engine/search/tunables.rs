@@ -90,8 +90,9 @@ tunables! {
     /// Time: the moves the clock is divided over without movestogo.
     TIME_MOVES_TO_GO = 25 in 10..=50;
     /// Time: the soft limit scaled by (BASE − 100 × the best move's share of the root's
-    /// nodes) × SCALE / 10,000: a best move that took most of the nodes stops sooner.
-    TIME_NODES_BASE = 150 in 100..=250;
+    /// nodes) × SCALE / 10,000: a best move that took most of the nodes stops sooner. BASE
+    /// stays above 100 so that a share of 1 cannot scale the soft limit to nothing.
+    TIME_NODES_BASE = 150 in 110..=250;
     TIME_NODES_SCALE = 135 in 50..=250;
     /// Time: the hard limit as a multiple of the soft one, per cent.
     TIME_HARD_PER_SOFT = 400 in 150..=800;
