@@ -415,7 +415,7 @@ pub fn run(args: Args, _global: Global) -> Result<()> {
     let layout = config.layout();
     let mut net = quantise(&outcome.state.params, layout, "").map_err(anyhow::Error::msg)?;
     let comparison = if args.holdout > 0.0 {
-        let loader = run::held_out_loader(&config).map_err(anyhow::Error::msg)?;
+        let loader = run::held_out_boards_loader(&config).map_err(anyhow::Error::msg)?;
         let net = Arc::new(net.clone());
         let prepared = pawnstorm::eval::default_weights();
         Some(

@@ -29,6 +29,9 @@ pub struct Comparison {
 
 /// Evaluates every position of `batches` that has a result with `net` (the quantised
 /// integer evaluation, as the engine plays it) and with `prepared`, and fits K for each.
+/// The batches must be Chess768 (`run::held_out_boards_loader`): the boards are decoded from
+/// their features, and a king-bucketed set's are mirrored, which the hand-crafted
+/// evaluation, not symmetric between the wings, would score as other positions.
 pub fn results_only(
     batches: impl Iterator<Item = Result<Batch, String>>,
     net: Arc<Network>,

@@ -441,6 +441,18 @@ pub fn held_out_loader(config: &RunConfig) -> Result<Loader, String> {
     Loader::start(stream.loader_config(Split::HeldOut(config.holdout), false, config.seed))
 }
 
+/// The held-out positions as [`held_out_loader`] reads them, in the plain Chess768 set
+/// whatever the run's inputs: for passes that decode each position's boards from its
+/// features (`compare::results_only`), which a king-bucketed set cannot give back, since
+/// its indices are mirrored to the e-h files by each side's king.
+pub fn held_out_boards_loader(config: &RunConfig) -> Result<Loader, String> {
+    let stream = Stream::new(config);
+    let mut loader_config =
+        stream.loader_config(Split::HeldOut(config.holdout), false, config.seed);
+    loader_config.set = FeatureSet::Chess768;
+    Loader::start(loader_config)
+}
+
 /// A pass over the validation positions, whole and in order.
 pub fn validation_loader(config: &RunConfig) -> Result<Loader, String> {
     let stream = Stream::new(config);
