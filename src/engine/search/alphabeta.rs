@@ -11,7 +11,7 @@ use std::sync::atomic::Ordering;
 
 use super::SearchEvaluator;
 use super::ordering::{Heuristics, Picker, is_bad_tactical, is_tactical};
-use super::see::{SEE_VALUES, captured, kind_at, see};
+use super::see::{SEE_VALUES, captured, kind_at, see_ge};
 use super::tb::{Outcome, Syzygy};
 use super::tt::{Bound, TranspositionTable};
 use super::tunables::{
@@ -429,13 +429,13 @@ impl<'a> Search<'a> {
                         continue;
                     }
                     if depth <= SEE_DEPTH.get()
-                        && see(board.position(), mv) < SEE_QUIET_MARGIN.get() * depth
+                        && !see_ge(board.position(), mv, SEE_QUIET_MARGIN.get() * depth)
                     {
                         continue;
                     }
                 } else if depth <= SEE_DEPTH.get()
                     && is_bad_tactical(order)
-                    && see(board.position(), mv) < SEE_CAPTURE_MARGIN.get() * depth
+                    && !see_ge(board.position(), mv, SEE_CAPTURE_MARGIN.get() * depth)
                 {
                     continue;
                 }
@@ -729,7 +729,7 @@ impl<'a> Search<'a> {
                 if mv.promotion().is_none() && static_eval + gain + DELTA_MARGIN.get() <= alpha {
                     continue;
                 }
-                if see(board.position(), mv) < 0 {
+                if !see_ge(board.position(), mv, 0) {
                     continue;
                 }
             }

@@ -7,7 +7,7 @@ use crate::movegen::{Move, MoveList};
 use crate::position::board::{PieceType, Position};
 use std::mem::MaybeUninit;
 
-use super::see::{SEE_VALUES, captured, kind_at, see};
+use super::see::{SEE_VALUES, captured, kind_at, see_ge};
 
 const HASH_MOVE: i32 = 1 << 30;
 const GOOD_CAPTURE: i32 = 1 << 28;
@@ -228,7 +228,7 @@ impl Picker {
                 // Underpromotions are rarely good: after the quiets.
                 if mv.promotion().is_some_and(|p| p != PieceType::Queen) {
                     BAD_CAPTURE + order
-                } else if see(position, mv) >= 0 {
+                } else if see_ge(position, mv, 0) {
                     GOOD_CAPTURE + order
                 } else {
                     BAD_CAPTURE + order

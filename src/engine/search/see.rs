@@ -56,20 +56,53 @@ fn attackers(position: &Position, square: Square, occupied: Bitboard) -> Bitboar
 
 /// The exchange value of `mv` for the side playing it, in centipawns (pins ignored).
 pub fn see(position: &Position, mv: Move) -> i32 {
-    if mv.kind() == MoveKind::Castle {
-        return 0;
+    match first_exchange(position, mv) {
+        Some((gain, on_square)) => exchange(position, mv, gain, on_square),
+        None => 0,
     }
-    let (from, to) = (mv.from(), mv.to());
-    let Some(mover) = kind_at(position, from) else {
-        return 0;
+}
+
+/// Whether `see(position, mv) >= threshold`, exactly, settled without the exchange where
+/// its first capture does: the value is at most what `mv` takes (it must be played), and
+/// at least that less the piece it puts on the square (the other side takes it back at
+/// most, and then the side may stop). Most of the search's tests end there.
+pub fn see_ge(position: &Position, mv: Move, threshold: i32) -> bool {
+    let Some((gain, on_square)) = first_exchange(position, mv) else {
+        return 0 >= threshold;
     };
-    let mut gain = [0i32; 32];
-    gain[0] = captured(position, mv).map_or(0, |kind| SEE_VALUES[kind.index()]);
+    if gain < threshold {
+        return false;
+    }
+    if gain - on_square >= threshold {
+        return true;
+    }
+    exchange(position, mv, gain, on_square) >= threshold
+}
+
+/// What `mv` takes (with a promotion's gain), the value of the piece it leaves on the
+/// square; `None` for castling or an empty from-square (an exchange of 0).
+#[inline]
+fn first_exchange(position: &Position, mv: Move) -> Option<(i32, i32)> {
+    if mv.kind() == MoveKind::Castle {
+        return None;
+    }
+    let mover = kind_at(position, mv.from())?;
+    let mut gain = captured(position, mv).map_or(0, |kind| SEE_VALUES[kind.index()]);
     let mut on_square = SEE_VALUES[mover.index()];
     if let Some(promoted) = mv.promotion() {
-        gain[0] += SEE_VALUES[promoted.index()] - SEE_VALUES[0];
+        gain += SEE_VALUES[promoted.index()] - SEE_VALUES[0];
         on_square = SEE_VALUES[promoted.index()];
     }
+    Some((gain, on_square))
+}
+
+/// The exchange after `mv`'s first capture (`first_exchange`), each side taking with its
+/// least valuable attacker and free to stop.
+fn exchange(position: &Position, mv: Move, first: i32, on_square: i32) -> i32 {
+    let (from, to) = (mv.from(), mv.to());
+    let mut on_square = on_square;
+    let mut gain = [0i32; 32];
+    gain[0] = first;
     let mut occupied = position.occupied() ^ Bitboard::from(from);
     if mv.kind() == MoveKind::EnPassant {
         let victim = Square::new(to.index() ^ 8).expect("en-passant victims are on the board");
@@ -77,8 +110,16 @@ pub fn see(position: &Position, mv: Move) -> i32 {
     }
     let mut side = !position.side_to_move();
     let mut depth = 0;
+    let queens = position.piece_type(PieceType::Queen);
+    let rook_like = position.piece_type(PieceType::Rook) | queens;
+    let bishop_like = position.piece_type(PieceType::Bishop) | queens;
+    // Computed once and then kept up to date: a piece that takes leaves the set, and the
+    // sliders behind it on its line join (x-rays). The same set as `attackers` recomputed
+    // for each capture (occupancy only shrinks, so no slider already in it is blocked),
+    // at a fraction of the lookups: SEE was an eighth of datagen's time.
+    let mut all = attackers(position, to, occupied);
     loop {
-        let candidates = attackers(position, to, occupied) & position.color(side);
+        let candidates = all & position.color(side);
         let Some((kind, square)) = least_valuable(position, candidates) else {
             break;
         };
@@ -96,6 +137,18 @@ pub fn see(position: &Position, mv: Move) -> i32 {
         }
         on_square = SEE_VALUES[kind.index()];
         occupied ^= Bitboard::from(square);
+        // What stood behind the piece that took, on its line to the square: a diagonal
+        // for a pawn or bishop, a rank or file for a rook, either for a queen or king.
+        if matches!(
+            kind,
+            PieceType::Pawn | PieceType::Bishop | PieceType::Queen | PieceType::King
+        ) {
+            all |= bishop_attacks(to, occupied) & bishop_like;
+        }
+        if matches!(kind, PieceType::Rook | PieceType::Queen | PieceType::King) {
+            all |= rook_attacks(to, occupied) & rook_like;
+        }
+        all &= occupied;
         side = !side;
     }
     while depth > 0 {
@@ -111,4 +164,123 @@ fn least_valuable(position: &Position, candidates: Bitboard) -> Option<(PieceTyp
             .first()
             .map(|square| (kind, square))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::movegen::{Board, MoveList, legal_moves};
+
+    /// SEE as first written: every capture's attackers looked up afresh. The kept version
+    /// updates one set instead, and must give the same value for every move.
+    fn see_recomputed(position: &Position, mv: Move) -> i32 {
+        if mv.kind() == MoveKind::Castle {
+            return 0;
+        }
+        let (from, to) = (mv.from(), mv.to());
+        let Some(mover) = kind_at(position, from) else {
+            return 0;
+        };
+        let mut gain = [0i32; 32];
+        gain[0] = captured(position, mv).map_or(0, |kind| SEE_VALUES[kind.index()]);
+        let mut on_square = SEE_VALUES[mover.index()];
+        if let Some(promoted) = mv.promotion() {
+            gain[0] += SEE_VALUES[promoted.index()] - SEE_VALUES[0];
+            on_square = SEE_VALUES[promoted.index()];
+        }
+        let mut occupied = position.occupied() ^ Bitboard::from(from);
+        if mv.kind() == MoveKind::EnPassant {
+            occupied ^= Bitboard::from(Square::new(to.index() ^ 8).expect("on the board"));
+        }
+        let mut side = !position.side_to_move();
+        let mut depth = 0;
+        loop {
+            let candidates = attackers(position, to, occupied) & position.color(side);
+            let Some((kind, square)) = least_valuable(position, candidates) else {
+                break;
+            };
+            if kind == PieceType::King
+                && !(attackers(position, to, occupied ^ Bitboard::from(square))
+                    & position.color(!side))
+                .is_empty()
+            {
+                break;
+            }
+            depth += 1;
+            gain[depth] = on_square - gain[depth - 1];
+            if depth == gain.len() - 1 {
+                break;
+            }
+            on_square = SEE_VALUES[kind.index()];
+            occupied ^= Bitboard::from(square);
+            side = !side;
+        }
+        while depth > 0 {
+            gain[depth - 1] = -(-gain[depth - 1]).max(gain[depth]);
+            depth -= 1;
+        }
+        gain[0]
+    }
+
+    /// Every legal move of the tactical suites' positions and of the positions a few
+    /// pseudo-random plies on from them: x-rays through pawns, bishops, rooks, queens and
+    /// kings, promotions and en passant all occur.
+    #[test]
+    fn the_updated_attackers_and_the_thresholds_give_the_recomputed_exchange_values() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/epd");
+        let mut compared = 0;
+        let mut nonzero = 0;
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for file in ["wac-mates.epd", "ecm.epd", "arasan21.epd", "sts.epd"] {
+            let text = std::fs::read_to_string(format!("{dir}/{file}")).expect(file);
+            for line in text.lines().filter(|l| !l.trim().is_empty()) {
+                let fen: Vec<&str> = line.split_whitespace().take(4).collect();
+                let fen = format!("{} 0 1", fen.join(" "));
+                let Ok(position) = crate::position::fen::parse_fen(&fen) else {
+                    continue;
+                };
+                let mut board = Board::new(position);
+                for _ in 0..6 {
+                    let mut moves = MoveList::new();
+                    legal_moves(&board, &mut moves);
+                    if moves.is_empty() {
+                        break;
+                    }
+                    for &mv in moves.iter() {
+                        let (fast, slow) = (
+                            see(board.position(), mv),
+                            see_recomputed(board.position(), mv),
+                        );
+                        assert_eq!(fast, slow, "{fen} after some plies: {mv:?}");
+                        // The search's thresholds and the values around them.
+                        for threshold in [
+                            -1000, -480, -300, -120, -100, -60, -10, -1, 0, 1, 100, 220, 900,
+                        ] {
+                            assert_eq!(
+                                see_ge(board.position(), mv, threshold),
+                                slow >= threshold,
+                                "{fen} after some plies: {mv:?} against {threshold}"
+                            );
+                        }
+                        compared += 1;
+                        nonzero += (fast != 0) as usize;
+                    }
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    board = board.play(
+                        moves
+                            .iter()
+                            .copied()
+                            .nth(state as usize % moves.len())
+                            .expect("a move"),
+                    );
+                }
+            }
+        }
+        assert!(
+            compared > 100_000 && nonzero > 10_000,
+            "{compared} moves, {nonzero} not 0"
+        );
+    }
 }
