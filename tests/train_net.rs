@@ -775,8 +775,34 @@ fn a_cached_pass_gives_the_batches_of_a_read() {
     let db = dir.path().join("train.psdb");
     write_db(&db, 100);
     let mut from_db = config(1);
-    from_db.inputs[0].path = db;
+    from_db.inputs[0].path = db.clone();
     assert!(!PassCache::suits(&from_db));
+
+    // A held-out pass (unshuffled, at the run's seed, as train-net's are) reads the same
+    // positions every time, from a DB and through a random rule too: its cache replays
+    // the batches of a read.
+    write_db(&db, 3000);
+    let mut held = from_db;
+    held.shuffle = false;
+    held.split = Split::HeldOut(0.3);
+    held.filter.random_skip = 1;
+    held.batch_size = 64;
+    let held_pass = |cache: Option<std::sync::Arc<PassCache>>| {
+        let mut loader = Loader::start_cached(held.clone(), cache).unwrap();
+        let batches: Vec<_> = loader.by_ref().map(|b| b.unwrap()).collect();
+        (batches, loader.counts())
+    };
+    let cache = std::sync::Arc::new(PassCache::default());
+    let (filling, _) = held_pass(Some(cache.clone()));
+    assert!(cache.is_filled());
+    let (replayed, replayed_counts) = held_pass(Some(cache.clone()));
+    let (read, read_counts) = held_pass(None);
+    assert!(read.len() > 3, "{} batches", read.len());
+    assert!(
+        replayed == read && filling == read,
+        "the held-out replay differs from a read"
+    );
+    assert_eq!(replayed_counts, read_counts);
 }
 
 /// `--validation FILE`: the loss on FILE's positions after each epoch, printed and kept in
@@ -943,6 +969,16 @@ fn a_memory_bound_reads_again_instead_of_caching_and_trains_the_same_net() {
         read_again.contains("read again every pass (more positions than 28672"),
         "{read_again}"
     );
+    // The held-out tenth is kept in both (7,168 positions: within what 1 MiB leaves when
+    // the training positions are not kept), and its losses are those of a read.
+    for run in [&kept, &read_again] {
+        assert!(
+            run.contains("the held-out positions (7168, 1 MiB) kept in memory after their"),
+            "{run}"
+        );
+    }
+    assert_eq!(epoch_losses(&kept), epoch_losses(&read_again));
+    assert_eq!(epoch_losses(&kept).len(), 3);
     let weights = |p: &Path| Network::load(p).unwrap().raw_bytes().to_vec();
     assert_eq!(weights(&cached), weights(&bounded));
     let refused = fails(&[

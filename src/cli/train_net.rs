@@ -106,10 +106,10 @@ pub struct Args {
     /// Positions held in the shuffle buffer (32 bytes each)
     #[arg(long, value_name = "N", default_value_t = 2_000_000)]
     shuffle_buffer: usize,
-    /// The most the loader holds, in MiB: the shuffle buffer and the cache of the training
-    /// positions kept from the first pass for the others (32 bytes a position each). Inputs
-    /// whose positions do not fit in what the buffer leaves are read again every pass
-    /// (default: a cache of up to 2 GiB)
+    /// The most the loader holds, in MiB: the shuffle buffer and the caches of the training,
+    /// held-out and validation positions, each kept from its first pass for the others (32
+    /// bytes a position). Positions that do not fit in what the buffer leaves (the training
+    /// positions first) are read again every pass (default: caches of up to 2 GiB)
     #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..))]
     memory: Option<u64>,
     /// Keep the positions skipped by default: in check, a capture or promotion as the move
@@ -352,6 +352,7 @@ pub fn run(args: Args, _global: Global) -> Result<()> {
         loader_threads: 1,
         checkpoint: Some((checkpoint_path.clone(), options)),
         cache: None,
+        cache_limit: 0,
     };
     let cache_limit = match args.memory {
         None => pawnstorm::training::loader::CACHED_POSITIONS,
@@ -370,6 +371,7 @@ pub fn run(args: Args, _global: Global) -> Result<()> {
         }
     };
     config.cache = run::pass_cache(&config, cache_limit);
+    config.cache_limit = cache_limit;
     let scale_text = match args.scale {
         ScaleOption::Fixed(s) => {
             config.scale = s;
@@ -415,7 +417,8 @@ pub fn run(args: Args, _global: Global) -> Result<()> {
     let layout = config.layout();
     let mut net = quantise(&outcome.state.params, layout, "").map_err(anyhow::Error::msg)?;
     let comparison = if args.holdout > 0.0 {
-        let loader = run::held_out_boards_loader(&config).map_err(anyhow::Error::msg)?;
+        let loader = run::held_out_boards_loader(&config, outcome.held_out_cache.clone())
+            .map_err(anyhow::Error::msg)?;
         let net = Arc::new(net.clone());
         let prepared = pawnstorm::eval::default_weights();
         Some(
@@ -451,6 +454,23 @@ pub fn run(args: Args, _global: Global) -> Result<()> {
                  fit beside the shuffle buffer; --memory)"
             ),
             None => {}
+        }
+    }
+    for (what, cache) in [
+        ("held-out", &outcome.held_out_cache),
+        ("validation", &outcome.validation_cache),
+    ] {
+        match cache.as_ref().map(|c| c.kept()) {
+            Some(Some(kept)) => eprintln!(
+                "train-net: the {what} positions ({kept}, {} MiB) kept in memory after their \
+                 first pass",
+                (kept as u64 * 32).div_ceil(1 << 20)
+            ),
+            Some(None) if outcome.epochs.len() > 1 => eprintln!(
+                "train-net: the {what} positions read again every epoch (more than fit beside \
+                 the other caches; --memory)"
+            ),
+            _ => {}
         }
     }
     let rate = outcome.positions as f64 / outcome.train_seconds.max(1e-9);

@@ -62,6 +62,9 @@ pub struct RunConfig {
     /// The training positions kept in memory once read, for every pass after (and for the
     /// passes after [`fit_scale`]'s); `None`: each pass reads them. See [`pass_cache`].
     pub cache: Option<Arc<PassCache>>,
+    /// The most positions all the caches keep together: the training positions', then the
+    /// held-out and validation positions' in what that leaves ([`EvaluationCaches`]).
+    pub cache_limit: usize,
 }
 
 impl RunConfig {
@@ -124,6 +127,11 @@ pub struct Outcome {
     pub held_counts: Option<ReadCounts>,
     pub positions: u64,
     pub train_seconds: f64,
+    /// The held-out positions as the run kept them, for the passes over them after it
+    /// ([`held_out_boards_loader`]); `None` when no held-out pass ran.
+    pub held_out_cache: Option<Arc<PassCache>>,
+    /// The validation positions as the run kept them (`None`: no validation pass ran).
+    pub validation_cache: Option<Arc<PassCache>>,
 }
 
 /// The seed of loader pass `pass` (from 0).
@@ -320,6 +328,7 @@ pub fn train(
     let (mut total_positions, mut total_seconds) = (0u64, 0.0f64);
     let mut held_counts = None;
     let mut last_validation_loss = None;
+    let mut caches = EvaluationCaches::default();
     for epoch in first_epoch..config.epochs {
         let started = Instant::now();
         let lr = scheduled_lr(
@@ -354,7 +363,9 @@ pub fn train(
         let train_seconds = started.elapsed().as_secs_f64();
         let train_loss = error / counted.max(1) as f64;
         let (held_loss, held_positions) = if config.holdout > 0.0 {
-            let (loss, n, counts) = mean_loss(held_out_loader(config)?, &mut trainer, pool)?;
+            let loader =
+                Loader::start_cached(held_out_config(config), Some(caches.held_out(config)))?;
+            let (loss, n, counts) = mean_loss(loader, &mut trainer, pool)?;
             held_counts = Some(counts);
             (Some(loss), n)
         } else {
@@ -363,7 +374,9 @@ pub fn train(
         let (validation_loss, validation_positions) = if config.validation.is_empty() {
             (None, 0)
         } else {
-            let (loss, n, _) = mean_loss(validation_loader(config)?, &mut trainer, pool)?;
+            let loader =
+                Loader::start_cached(validation_config(config), Some(caches.validation(config)))?;
+            let (loss, n, _) = mean_loss(loader, &mut trainer, pool)?;
             last_validation_loss = Some(loss);
             (Some(loss), n)
         };
@@ -409,6 +422,8 @@ pub fn train(
         held_counts,
         positions: total_positions,
         train_seconds: total_seconds,
+        held_out_cache: caches.held_out,
+        validation_cache: caches.validation,
     })
 }
 
@@ -437,29 +452,77 @@ fn mean_loss(
 
 /// A pass over the held-out positions, in the inputs' order.
 pub fn held_out_loader(config: &RunConfig) -> Result<Loader, String> {
-    let stream = Stream::new(config);
-    Loader::start(stream.loader_config(Split::HeldOut(config.holdout), false, config.seed))
+    Loader::start(held_out_config(config))
+}
+
+fn held_out_config(config: &RunConfig) -> LoaderConfig {
+    Stream::new(config).loader_config(Split::HeldOut(config.holdout), false, config.seed)
+}
+
+/// The held-out and validation positions, kept by their first pass for the passes of the
+/// epochs after it: each such pass read and decoded every input again (the held-out one
+/// all of the inputs, to find its tenth), a seventh of a 10-epoch run's CPU time. Unlike
+/// the training passes they are never shuffled and their seed is the run's, so every pass
+/// reads the same positions whatever the inputs and filters. Made at their first pass,
+/// each within what the caches before it left of [`RunConfig::cache_limit`].
+#[derive(Default)]
+struct EvaluationCaches {
+    held_out: Option<Arc<PassCache>>,
+    validation: Option<Arc<PassCache>>,
+}
+
+impl EvaluationCaches {
+    fn held_out(&mut self, config: &RunConfig) -> Arc<PassCache> {
+        let limit = Self::left(config, &[]);
+        Arc::clone(
+            self.held_out
+                .get_or_insert_with(|| Arc::new(PassCache::with_limit(limit))),
+        )
+    }
+
+    fn validation(&mut self, config: &RunConfig) -> Arc<PassCache> {
+        let limit = Self::left(config, &[self.held_out.as_deref()]);
+        Arc::clone(
+            self.validation
+                .get_or_insert_with(|| Arc::new(PassCache::with_limit(limit))),
+        )
+    }
+
+    /// The positions the limit leaves beside the training cache and `others`.
+    fn left(config: &RunConfig, others: &[Option<&PassCache>]) -> usize {
+        let training = config.cache.as_deref();
+        let used: usize = std::iter::once(training)
+            .chain(others.iter().copied())
+            .map(|cache| cache.and_then(PassCache::kept).unwrap_or(0))
+            .sum();
+        config.cache_limit.saturating_sub(used)
+    }
 }
 
 /// The held-out positions as [`held_out_loader`] reads them, in the plain Chess768 set
 /// whatever the run's inputs: for passes that decode each position's boards from its
 /// features (`compare::results_only`), which a king-bucketed set cannot give back, since
-/// its indices are mirrored to the e-h files by each side's king.
-pub fn held_out_boards_loader(config: &RunConfig) -> Result<Loader, String> {
-    let stream = Stream::new(config);
-    let mut loader_config =
-        stream.loader_config(Split::HeldOut(config.holdout), false, config.seed);
+/// its indices are mirrored to the e-h files by each side's king. `cache`: the run's
+/// ([`Outcome::held_out_cache`]; it keeps positions, not features, so it serves any set).
+pub fn held_out_boards_loader(
+    config: &RunConfig,
+    cache: Option<Arc<PassCache>>,
+) -> Result<Loader, String> {
+    let mut loader_config = held_out_config(config);
     loader_config.set = FeatureSet::Chess768;
-    Loader::start(loader_config)
+    Loader::start_cached(loader_config, cache)
 }
 
 /// A pass over the validation positions, whole and in order.
 pub fn validation_loader(config: &RunConfig) -> Result<Loader, String> {
-    let stream = Stream::new(config);
-    let mut loader_config = stream.loader_config(Split::All, false, config.seed);
+    Loader::start(validation_config(config))
+}
+
+fn validation_config(config: &RunConfig) -> LoaderConfig {
+    let mut loader_config = Stream::new(config).loader_config(Split::All, false, config.seed);
     loader_config.inputs = config.validation.clone();
     loader_config.mixing = false;
-    Loader::start(loader_config)
+    loader_config
 }
 
 /// The logistic's scale (centipawns) at which the stored scores of the training positions
