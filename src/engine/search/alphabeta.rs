@@ -388,14 +388,14 @@ impl<'a> Search<'a> {
         let mut picker = if root {
             let order: Vec<Move> = self.root_moves.iter().map(|rm| rm.mv).collect();
             let skip = self.pv_index;
-            Picker::ranked(moves, |mv| match order.iter().position(|&m| m == mv) {
+            Picker::ranked(&mut moves, |mv| match order.iter().position(|&m| m == mv) {
                 Some(i) if i >= skip => 1000 - i as i32,
                 _ => i32::MIN,
             })
         } else {
             Picker::new(
                 board.position(),
-                moves,
+                &mut moves,
                 hash_move,
                 self.heuristics,
                 ply,
@@ -719,7 +719,7 @@ impl<'a> Search<'a> {
         }
         let original_alpha = alpha;
         let mut best_move = Move::NULL;
-        let mut picker = Picker::captures(board.position(), moves, self.heuristics);
+        let mut picker = Picker::captures(board.position(), &mut moves, self.heuristics);
         while let Some((mv, _)) = picker.pick() {
             if !in_check {
                 if mv.promotion().is_some_and(|p| p != PieceType::Queen) {
