@@ -98,9 +98,8 @@ fn first_exchange(position: &Position, mv: Move) -> Option<(i32, i32)> {
 
 /// The exchange after `mv`'s first capture (`first_exchange`), each side taking with its
 /// least valuable attacker and free to stop.
-fn exchange(position: &Position, mv: Move, first: i32, on_square: i32) -> i32 {
+fn exchange(position: &Position, mv: Move, first: i32, mut on_square: i32) -> i32 {
     let (from, to) = (mv.from(), mv.to());
-    let mut on_square = on_square;
     let mut gain = [0i32; 32];
     gain[0] = first;
     let mut occupied = position.occupied() ^ Bitboard::from(from);

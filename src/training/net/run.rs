@@ -451,10 +451,6 @@ fn mean_loss(
 }
 
 /// A pass over the held-out positions, in the inputs' order.
-pub fn held_out_loader(config: &RunConfig) -> Result<Loader, String> {
-    Loader::start(held_out_config(config))
-}
-
 fn held_out_config(config: &RunConfig) -> LoaderConfig {
     Stream::new(config).loader_config(Split::HeldOut(config.holdout), false, config.seed)
 }
@@ -499,7 +495,7 @@ impl EvaluationCaches {
     }
 }
 
-/// The held-out positions as [`held_out_loader`] reads them, in the plain Chess768 set
+/// The held-out positions as each epoch's pass reads them, in the plain Chess768 set
 /// whatever the run's inputs: for passes that decode each position's boards from its
 /// features (`compare::results_only`), which a king-bucketed set cannot give back, since
 /// its indices are mirrored to the e-h files by each side's king. `cache`: the run's
@@ -514,10 +510,6 @@ pub fn held_out_boards_loader(
 }
 
 /// A pass over the validation positions, whole and in order.
-pub fn validation_loader(config: &RunConfig) -> Result<Loader, String> {
-    Loader::start(validation_config(config))
-}
-
 fn validation_config(config: &RunConfig) -> LoaderConfig {
     let mut loader_config = Stream::new(config).loader_config(Split::All, false, config.seed);
     loader_config.inputs = config.validation.clone();
