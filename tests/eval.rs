@@ -6,7 +6,7 @@ mod common;
 
 use pawnstorm::Position;
 use pawnstorm::db::{Columns, Database, DbWriter};
-use pawnstorm::eval::batch::{BREAKDOWN_WIDTH, db_scores, rows_breakdown};
+use pawnstorm::eval::batch::{BREAKDOWN_WIDTH, db_scores, rows_breakdown, rows_scores};
 use pawnstorm::eval::features::Path;
 use pawnstorm::eval::terms::Term;
 use pawnstorm::eval::{Evaluator, Prepared, breakdown, default_weights, evaluate};
@@ -159,6 +159,21 @@ fn scalar_equals_batch_on_every_width_and_with_the_pawn_table() {
             scores[mismatches[0]],
             expected[mismatches[0]]
         );
+    }
+
+    // Ranges that start and end inside the batch's runs of staged positions (multiples of
+    // 8, not of 32) score as the whole block does.
+    let block = db.block(0).unwrap();
+    for batch_path in Path::every() {
+        for rows in [0..8, 8..48, 48..56, 56..136, 136..4096] {
+            let mut scores = vec![0i32; rows.len()];
+            rows_scores(batch_path, prepared, &block, rows.clone(), &mut scores);
+            assert_eq!(
+                scores,
+                expected[rows.clone()],
+                "{batch_path:?}: rows {rows:?}"
+            );
+        }
     }
 
     // A small table: collisions and replacements must not change a score.

@@ -10,7 +10,10 @@ use rayon::prelude::*;
 
 use super::endgame::{self, Finished};
 use super::lanes_finish::finish_lanes;
-use super::terms::{Boards, PerTerm, Sink, Term, Total, all_terms};
+use super::terms::{
+    Boards, Meta, PerTerm, Sink, Staged, Term, Total, all_terms, first_terms, king_terms,
+    last_terms,
+};
 use super::weights::Prepared;
 use crate::db::{Block, Database, DbError};
 use crate::eval::features::{Path, check_rows};
@@ -124,43 +127,90 @@ fn rows_scores_with<L: Lanes>(
     rows: Range<usize>,
     out: &mut [i32],
 ) {
-    for row in rows.clone().step_by(L::WIDTH) {
+    if L::WIDTH > 1 {
+        rows_scores_staged::<L>(prepared, block, rows, out);
+        return;
+    }
+    // One position at a time: the scalar finish is the cheaper one.
+    for row in rows.clone() {
         let mut total = Total::<L>::new();
         let at = row - rows.start;
-        if L::WIDTH == 1 {
-            // One position: the scalar finish is the cheaper one.
-            lanes_finished(
-                prepared,
-                block,
-                row,
-                &mut total,
-                |t| t.sums(),
-                |lane, finished| out[at + lane] = finished.score,
-            );
-            continue;
-        }
-        let boards = load_boards::<L>(block, row);
-        let meta = all_terms(prepared, &boards, &mut total);
-        let (mg, eg) = total.sums();
-        let lanes = finish_lanes(mg, eg, meta.phase, meta.signature);
-        let mut values = [[0u64; 8]; 2];
-        lanes.score.store(&mut values[0]);
-        lanes.fallback.store(&mut values[1]);
-        let [scores, fallback] = values;
-        for (slot, score) in out[at..at + L::WIDTH].iter_mut().zip(scores) {
-            *slot = score as i32;
-        }
-        if fallback[..L::WIDTH].iter().all(|&f| f == 0) {
-            continue;
-        }
-        finish_each(
+        lanes_finished(
+            prepared,
             block,
             row,
-            [mg, eg, meta.phase, meta.signature],
-            |lane| fallback[lane] != 0,
+            &mut total,
+            |t| t.sums(),
             |lane, finished| out[at + lane] = finished.score,
         );
     }
+}
+
+/// Positions a batch takes through each stage of the terms before the next (see
+/// [`Staged`]): their staged sets stay in the L1 data cache (1.4 KB each at four lanes).
+const STAGE_ROWS: usize = 32;
+
+/// [`rows_scores_with`] for more than one lane: the three stages of the terms each over
+/// [`STAGE_ROWS`] positions in turn, so that each stage's code runs from the instruction
+/// cache. The sums are the same as [`all_terms`]'s, in wrapping integer arithmetic.
+#[inline(always)]
+fn rows_scores_staged<L: Lanes>(
+    prepared: &Prepared,
+    block: &Block<'_>,
+    rows: Range<usize>,
+    out: &mut [i32],
+) {
+    const GROUPS: usize = 8;
+    debug_assert!(L::WIDTH * GROUPS >= STAGE_ROWS);
+    let mut staged = [Staged::<L>::empty(); GROUPS];
+    let mut totals = [Total::<L>::new(); GROUPS];
+    for start in rows.clone().step_by(STAGE_ROWS) {
+        let groups = (rows.end.min(start + STAGE_ROWS) - start) / L::WIDTH;
+        for group in 0..groups {
+            let boards = load_boards::<L>(block, start + group * L::WIDTH);
+            totals[group] = Total::new();
+            staged[group] = first_terms(prepared, &boards, &mut totals[group]);
+        }
+        for group in 0..groups {
+            king_terms(prepared, &staged[group], &mut totals[group]);
+        }
+        for group in 0..groups {
+            let meta = last_terms(prepared, &staged[group], &mut totals[group]);
+            let row = start + group * L::WIDTH;
+            let at = row - rows.start;
+            finish_scores(block, row, totals[group], meta, &mut out[at..at + L::WIDTH]);
+        }
+    }
+}
+
+/// The scores of `L::WIDTH` positions from `row`, given their terms' total, into `out`.
+#[inline(always)]
+fn finish_scores<L: Lanes>(
+    block: &Block<'_>,
+    row: usize,
+    total: Total<L>,
+    meta: Meta<L>,
+    out: &mut [i32],
+) {
+    let (mg, eg) = total.sums();
+    let lanes = finish_lanes(mg, eg, meta.phase, meta.signature);
+    let mut values = [[0u64; 8]; 2];
+    lanes.score.store(&mut values[0]);
+    lanes.fallback.store(&mut values[1]);
+    let [scores, fallback] = values;
+    for (slot, score) in out.iter_mut().zip(scores) {
+        *slot = score as i32;
+    }
+    if fallback[..L::WIDTH].iter().all(|&f| f == 0) {
+        return;
+    }
+    finish_each(
+        block,
+        row,
+        [mg, eg, meta.phase, meta.signature],
+        |lane| fallback[lane] != 0,
+        |lane, finished| out[lane] = finished.score,
+    );
 }
 
 /// Scores (White's point of view) of rows `rows` of `block` into `out[..rows.len()]`. The
