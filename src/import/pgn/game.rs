@@ -343,7 +343,7 @@ impl Replay<'_> {
     /// A comment's `[%eval]` scores the position after the last move; its `[%clk]` is the
     /// clock of the side that played it, a label of the position it was played from.
     fn comment(&mut self, comment: &[u8]) -> Result<(), String> {
-        if memchr::memchr(b'%', comment).is_none() {
+        if lichess::find_byte(comment, b'%').is_none() {
             return Ok(());
         }
         let side = super::side_to_move(&self.position);
