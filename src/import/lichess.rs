@@ -184,20 +184,28 @@ pub fn clock_in_comment(comment: &[u8]) -> Result<Option<u32>, BadClock> {
             String::from_utf8_lossy(operand)
         ))
     };
-    let whole = match find_byte(operand, b'.') {
-        Some(dot) if operand[dot + 1..].iter().all(u8::is_ascii_digit) => &operand[..dot],
-        Some(_) => return Err(bad()),
-        None => operand,
+    let (whole, fraction) = match find_byte(operand, b'.') {
+        Some(dot) => (&operand[..dot], &operand[dot + 1..]),
+        None => (operand, &[][..]),
     };
-    let mut seconds: u64 = 0;
-    let mut fields = 0;
-    for field in whole.split(|&b| b == b':') {
-        if field.is_empty() || field.len() > 9 || !field.iter().all(u8::is_ascii_digit) {
+    if !fraction.iter().all(u8::is_ascii_digit) {
+        return Err(bad());
+    }
+    // One pass over H:MM:SS, each field 1 to 9 digits (a `:` after the last closes it).
+    let (mut seconds, mut fields, mut value, mut digits) = (0u64, 0, 0u64, 0);
+    for &byte in whole.iter().chain(b":") {
+        if byte == b':' {
+            if digits == 0 || fields == 3 {
+                return Err(bad());
+            }
+            seconds = seconds * 60 + value;
+            (fields, value, digits) = (fields + 1, 0, 0);
+        } else if byte.is_ascii_digit() && digits < 9 {
+            value = value * 10 + u64::from(byte - b'0');
+            digits += 1;
+        } else {
             return Err(bad());
         }
-        let value = field.iter().fold(0u64, |n, d| n * 10 + u64::from(d - b'0'));
-        seconds = seconds * 60 + value;
-        fields += 1;
     }
     if fields != 3 {
         return Err(bad());
@@ -319,6 +327,26 @@ mod clock_tests {
         assert!(clock_in_comment(b"[%clk 3:00]").is_err());
         assert!(clock_in_comment(b"[%clk abc]").is_err());
         assert!(clock_in_comment(b"[%clk 0:03:00").is_err());
+        assert_eq!(clock_in_comment(b"[%clk 0:00:09.]"), Ok(Some(9)));
+        assert_eq!(clock_in_comment(b"[%clk  10:00:00 ]"), Ok(Some(36000)));
+        assert_eq!(
+            clock_in_comment(b"[%clk 0:0:123456789]"),
+            Ok(Some(123_456_789))
+        );
+        for bad in [
+            "[%clk 0:0:1234567890]",
+            "[%clk 0::09]",
+            "[%clk :00:09]",
+            "[%clk 0:00:]",
+            "[%clk 0:00:09.5x]",
+            "[%clk 0:00:09.5.1]",
+            "[%clk 1:0:00:09]",
+            "[%clk .5]",
+            "[%clk ]",
+            "[%clk 0:0 0:09]",
+        ] {
+            assert!(clock_in_comment(bad.as_bytes()).is_err(), "{bad}");
+        }
         assert_eq!(Speed::of_time_control("15+0"), Some(Speed::UltraBullet));
         assert_eq!(Speed::of_time_control("60+0"), Some(Speed::Bullet));
         assert_eq!(Speed::of_time_control("120+1"), Some(Speed::Bullet));
