@@ -151,8 +151,8 @@ fn rows_scores_with<L: Lanes>(
 const STAGE_ROWS: usize = 32;
 
 /// [`rows_scores_with`] for more than one lane: the three stages of the terms each over
-/// [`STAGE_ROWS`] positions in turn, so that each stage's code runs from the instruction
-/// cache. The sums are the same as [`all_terms`]'s, in wrapping integer arithmetic.
+/// [`STAGE_ROWS`] positions in turn, each loop's code a third of the whole kernel's (see
+/// [`Staged`]). The sums are the same as [`all_terms`]'s, in wrapping integer arithmetic.
 #[inline(always)]
 fn rows_scores_staged<L: Lanes>(
     prepared: &Prepared,
