@@ -462,9 +462,14 @@ pub fn all_terms<L: Lanes, S: Sink<L>>(
     boards: &Boards<L>,
     sink: &mut S,
 ) -> Meta<L> {
-    let staged = first_terms(prepared, boards, sink);
-    king_terms(prepared, &staged, sink);
-    last_terms(prepared, &staged, sink)
+    let pawns = boards.pieces[PAWN];
+    let passed = pawn_terms(
+        prepared,
+        pawns & boards.colors[0],
+        pawns & boards.colors[1],
+        sink,
+    );
+    piece_terms(prepared, boards, passed, sink)
 }
 
 /// Every other term, given the passed pawns from [`pawn_terms`] (or the pawn hash table).
@@ -475,13 +480,38 @@ pub fn piece_terms<L: Lanes, S: Sink<L>>(
     passed: [L; 2],
     sink: &mut S,
 ) -> Meta<L> {
-    let staged = piece_stage(prepared, boards, passed, sink);
-    king_terms(prepared, &staged, sink);
-    last_terms(prepared, &staged, sink)
+    let w = &prepared.weights;
+    let sets = Sets::new(boards);
+    let counts = pieces::counts(&sets);
+    let light = inlined(
+        #[inline(always)]
+        |side: usize| (sets.pieces[BISHOP][side] & L::splat(LIGHT_SQUARES)).popcount(),
+    );
+    let light_bishops = [light(0), light(1)];
+    pieces::material(w, &counts, sink);
+    pieces::psqt(prepared, &sets, sink);
+    pieces::mobility(w, &sets, sink);
+    pieces::bishop_pair(w, &sets, sink);
+    pieces::tempo(w, &sets, sink);
+    let kings = king::Geometry::new(&sets);
+    passers::passer_terms(w, &sets, &kings, passed, sink);
+    king::endgame_king(w, &sets, &kings, sink);
+    king::shelter_and_storm(w, &sets, sink);
+    king::king_safety(w, &sets, sink);
+    threats::threats(w, &sets, sink);
+    pieces::files(w, &sets, sink);
+    pieces::rook_seventh(w, &sets, sink);
+    pieces::outposts(w, &sets, sink);
+    pieces::bad_bishops(w, &sets, &counts, light_bishops, sink);
+    pieces::space(w, &sets, sink);
+    pieces::meta(&counts, light_bishops)
 }
 
-/// What [`all_terms`]'s later stages read from its first: the evaluation split in three so
-/// that a batch can run each stage over a run of positions before the next. The whole
+/// What the later stages of the batch's evaluation read from its first: [`all_terms`] split
+/// in three ([`first_terms`], [`king_terms`], [`last_terms`]: the same term functions in the
+/// same order) so that a batch can run each stage over a run of positions before the next.
+/// The search keeps the whole [`piece_terms`]: built from these stages, its one-position
+/// code came out 9% slower in `bench`. `tests/eval.rs` holds the two to the same scores. The whole
 /// kernel is some 40 KB of code at the AVX2 level, more than a 32 KB instruction cache; a
 /// loop over one stage is a third of that. (The batch kernel took 0.94 of the time on a
 /// Zen 2, criterion's `eval_db/one_thread/avx2_x4`.)
@@ -533,17 +563,6 @@ pub fn first_terms<L: Lanes, S: Sink<L>>(
         pawns & boards.colors[1],
         sink,
     );
-    piece_stage(prepared, boards, passed, sink)
-}
-
-/// [`first_terms`] but for the pawn terms, whose passed pawns are given.
-#[inline(always)]
-fn piece_stage<L: Lanes, S: Sink<L>>(
-    prepared: &Prepared,
-    boards: &Boards<L>,
-    passed: [L; 2],
-    sink: &mut S,
-) -> Staged<L> {
     let w = &prepared.weights;
     let sets = Sets::new(boards);
     let counts = pieces::counts(&sets);
