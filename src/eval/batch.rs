@@ -11,8 +11,8 @@ use rayon::prelude::*;
 use super::endgame::{self, Finished};
 use super::lanes_finish::finish_lanes;
 use super::terms::{
-    Boards, Meta, PerTerm, Sink, Staged, Term, Total, all_terms, first_terms, king_terms,
-    last_terms,
+    Boards, Meta, PerTerm, Sink, Staged, Term, Total, all_terms, first_terms, staged_king_terms,
+    staged_last_terms,
 };
 use super::weights::Prepared;
 use crate::db::{Block, Database, DbError};
@@ -172,10 +172,10 @@ fn rows_scores_staged<L: Lanes>(
             staged[group] = first_terms(prepared, &boards, &mut totals[group]);
         }
         for group in 0..groups {
-            king_terms(prepared, &staged[group], &mut totals[group]);
+            staged_king_terms(prepared, &staged[group], &mut totals[group]);
         }
         for group in 0..groups {
-            let meta = last_terms(prepared, &staged[group], &mut totals[group]);
+            let meta = staged_last_terms(prepared, &staged[group], &mut totals[group]);
             let row = start + group * L::WIDTH;
             let at = row - rows.start;
             finish_scores(block, row, totals[group], meta, &mut out[at..at + L::WIDTH]);

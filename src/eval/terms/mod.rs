@@ -462,17 +462,28 @@ pub fn all_terms<L: Lanes, S: Sink<L>>(
     boards: &Boards<L>,
     sink: &mut S,
 ) -> Meta<L> {
+    let passed = board_pawn_terms(prepared, boards, sink);
+    piece_terms(prepared, boards, passed, sink)
+}
+
+/// [`pawn_terms`] of `boards`' pawns: the passed pawns.
+#[inline(always)]
+fn board_pawn_terms<L: Lanes, S: Sink<L>>(
+    prepared: &Prepared,
+    boards: &Boards<L>,
+    sink: &mut S,
+) -> [L; 2] {
     let pawns = boards.pieces[PAWN];
-    let passed = pawn_terms(
+    pawn_terms(
         prepared,
         pawns & boards.colors[0],
         pawns & boards.colors[1],
         sink,
-    );
-    piece_terms(prepared, boards, passed, sink)
+    )
 }
 
-/// Every other term, given the passed pawns from [`pawn_terms`] (or the pawn hash table).
+/// Every other term, given the passed pawns from [`pawn_terms`] (or the pawn hash table):
+/// the three stages of [`Staged`] on locals.
 #[inline(always)]
 pub fn piece_terms<L: Lanes, S: Sink<L>>(
     prepared: &Prepared,
@@ -480,41 +491,20 @@ pub fn piece_terms<L: Lanes, S: Sink<L>>(
     passed: [L; 2],
     sink: &mut S,
 ) -> Meta<L> {
-    let w = &prepared.weights;
     let sets = Sets::new(boards);
-    let counts = pieces::counts(&sets);
-    let light = inlined(
-        #[inline(always)]
-        |side: usize| (sets.pieces[BISHOP][side] & L::splat(LIGHT_SQUARES)).popcount(),
-    );
-    let light_bishops = [light(0), light(1)];
-    pieces::material(w, &counts, sink);
-    pieces::psqt(prepared, &sets, sink);
-    pieces::mobility(w, &sets, sink);
-    pieces::bishop_pair(w, &sets, sink);
-    pieces::tempo(w, &sets, sink);
-    let kings = king::Geometry::new(&sets);
-    passers::passer_terms(w, &sets, &kings, passed, sink);
-    king::endgame_king(w, &sets, &kings, sink);
-    king::shelter_and_storm(w, &sets, sink);
-    king::king_safety(w, &sets, sink);
-    threats::threats(w, &sets, sink);
-    pieces::files(w, &sets, sink);
-    pieces::rook_seventh(w, &sets, sink);
-    pieces::outposts(w, &sets, sink);
-    pieces::bad_bishops(w, &sets, &counts, light_bishops, sink);
-    pieces::space(w, &sets, sink);
-    pieces::meta(&counts, light_bishops)
+    let (counts, light_bishops) = material_terms(prepared, &sets, sink);
+    king_terms(prepared, &sets, passed, sink);
+    last_terms(prepared, &sets, &counts, light_bishops, sink)
 }
 
-/// What the later stages of the batch's evaluation read from its first: [`all_terms`] split
-/// in three ([`first_terms`], [`king_terms`], [`last_terms`]: the same term functions in the
-/// same order) so that a batch can run each stage over a run of positions before the next.
-/// The search keeps the whole [`piece_terms`]: built from these stages, its one-position
-/// code came out 9% slower in `bench`. `tests/eval.rs` holds the two to the same scores. The whole
-/// kernel is some 40 KB of code at the AVX2 level, more than a 32 KB instruction cache; a
-/// loop over one stage is a third of that. (The batch kernel took 0.94 of the time on a
-/// Zen 2, criterion's `eval_db/one_thread/avx2_x4`.)
+/// What the later stages of the batch's evaluation read from its first, so that a batch
+/// can run each stage over a run of positions before the next: [`first_terms`] (the pawn
+/// terms, then [`material_terms`]), [`king_terms`], [`last_terms`]. The whole kernel is
+/// some 40 KB of code at the AVX2 level, more than a 32 KB instruction cache; a loop over
+/// one stage is a third of that (the batch kernel took 0.94 of the time on a Zen 2,
+/// criterion's `eval_db/one_thread/avx2_x4`). The search's [`piece_terms`] runs the same
+/// stages on locals: given a `Staged` built and read back, its one-position code came out
+/// 9% slower in `bench`.
 #[derive(Clone, Copy, Debug)]
 pub struct Staged<L> {
     sets: Sets<L>,
@@ -548,34 +538,16 @@ impl<L: Lanes> Staged<L> {
     }
 }
 
-/// The first stage: the pawn terms, material, the tables, mobility, the bishop pair and
-/// the tempo.
+/// The batch's first stage: the pawn terms, then [`material_terms`].
 #[inline(always)]
 pub fn first_terms<L: Lanes, S: Sink<L>>(
     prepared: &Prepared,
     boards: &Boards<L>,
     sink: &mut S,
 ) -> Staged<L> {
-    let pawns = boards.pieces[PAWN];
-    let passed = pawn_terms(
-        prepared,
-        pawns & boards.colors[0],
-        pawns & boards.colors[1],
-        sink,
-    );
-    let w = &prepared.weights;
+    let passed = board_pawn_terms(prepared, boards, sink);
     let sets = Sets::new(boards);
-    let counts = pieces::counts(&sets);
-    let light = inlined(
-        #[inline(always)]
-        |side: usize| (sets.pieces[BISHOP][side] & L::splat(LIGHT_SQUARES)).popcount(),
-    );
-    let light_bishops = [light(0), light(1)];
-    pieces::material(w, &counts, sink);
-    pieces::psqt(prepared, &sets, sink);
-    pieces::mobility(w, &sets, sink);
-    pieces::bishop_pair(w, &sets, sink);
-    pieces::tempo(w, &sets, sink);
+    let (counts, light_bishops) = material_terms(prepared, &sets, sink);
     Staged {
         sets,
         passed,
@@ -584,34 +556,87 @@ pub fn first_terms<L: Lanes, S: Sink<L>>(
     }
 }
 
-/// The second stage: passed pawns against pieces and kings, the endgame king, shelter,
-/// storm and king safety.
+/// The batch's second stage, [`king_terms`], on what the first kept.
 #[inline(always)]
-pub fn king_terms<L: Lanes, S: Sink<L>>(prepared: &Prepared, staged: &Staged<L>, sink: &mut S) {
+pub fn staged_king_terms<L: Lanes, S: Sink<L>>(
+    prepared: &Prepared,
+    staged: &Staged<L>,
+    sink: &mut S,
+) {
+    king_terms(prepared, &staged.sets, staged.passed, sink);
+}
+
+/// The batch's last stage, [`last_terms`], on what the first kept.
+#[inline(always)]
+pub fn staged_last_terms<L: Lanes, S: Sink<L>>(
+    prepared: &Prepared,
+    staged: &Staged<L>,
+    sink: &mut S,
+) -> Meta<L> {
+    last_terms(
+        prepared,
+        &staged.sets,
+        &staged.counts,
+        staged.light_bishops,
+        sink,
+    )
+}
+
+/// Material, the tables, mobility, the bishop pair and the tempo; and the piece counts and
+/// light-squared bishops the last terms read.
+#[inline(always)]
+fn material_terms<L: Lanes, S: Sink<L>>(
+    prepared: &Prepared,
+    sets: &Sets<L>,
+    sink: &mut S,
+) -> ([[L; 2]; 5], [L; 2]) {
     let w = &prepared.weights;
-    let sets = &staged.sets;
+    let counts = pieces::counts(sets);
+    let light = inlined(
+        #[inline(always)]
+        |side: usize| (sets.pieces[BISHOP][side] & L::splat(LIGHT_SQUARES)).popcount(),
+    );
+    let light_bishops = [light(0), light(1)];
+    pieces::material(w, &counts, sink);
+    pieces::psqt(prepared, sets, sink);
+    pieces::mobility(w, sets, sink);
+    pieces::bishop_pair(w, sets, sink);
+    pieces::tempo(w, sets, sink);
+    (counts, light_bishops)
+}
+
+/// Passed pawns against pieces and kings, the endgame king, shelter, storm and king safety.
+#[inline(always)]
+fn king_terms<L: Lanes, S: Sink<L>>(
+    prepared: &Prepared,
+    sets: &Sets<L>,
+    passed: [L; 2],
+    sink: &mut S,
+) {
+    let w = &prepared.weights;
     let kings = king::Geometry::new(sets);
-    passers::passer_terms(w, sets, &kings, staged.passed, sink);
+    passers::passer_terms(w, sets, &kings, passed, sink);
     king::endgame_king(w, sets, &kings, sink);
     king::shelter_and_storm(w, sets, sink);
     king::king_safety(w, sets, sink);
 }
 
-/// The last stage: threats, files, the seventh rank, outposts, bad bishops and space; and
-/// what the final scoring needs.
+/// Threats, files, the seventh rank, outposts, bad bishops and space; and what the final
+/// scoring needs.
 #[inline(always)]
-pub fn last_terms<L: Lanes, S: Sink<L>>(
+fn last_terms<L: Lanes, S: Sink<L>>(
     prepared: &Prepared,
-    staged: &Staged<L>,
+    sets: &Sets<L>,
+    counts: &[[L; 2]; 5],
+    light_bishops: [L; 2],
     sink: &mut S,
 ) -> Meta<L> {
     let w = &prepared.weights;
-    let sets = &staged.sets;
     threats::threats(w, sets, sink);
     pieces::files(w, sets, sink);
     pieces::rook_seventh(w, sets, sink);
     pieces::outposts(w, sets, sink);
-    pieces::bad_bishops(w, sets, &staged.counts, staged.light_bishops, sink);
+    pieces::bad_bishops(w, sets, counts, light_bishops, sink);
     pieces::space(w, sets, sink);
-    pieces::meta(&staged.counts, staged.light_bishops)
+    pieces::meta(counts, light_bishops)
 }
