@@ -46,8 +46,9 @@ fn find_command(comment: &[u8], command: &[u8]) -> Option<usize> {
 }
 
 /// The first `byte` in `text`, a comment or less: a plain loop. `memchr`'s vector search
-/// pays a call through a function pointer and its set-up on every use, and on the few
-/// bytes of a lichess comment those were a sixth of the whole import's time.
+/// pays a call through a function pointer and its set-up on every use; on the few bytes
+/// of a lichess comment it held a sixth of a one-thread import's samples, and the loop
+/// took the import to 0.973 of its time.
 pub(crate) fn find_byte(text: &[u8], byte: u8) -> Option<usize> {
     text.iter().position(|&b| b == byte)
 }

@@ -450,7 +450,7 @@ fn mean_loss(
     ))
 }
 
-/// A pass over the held-out positions, in the inputs' order.
+/// The loader settings of a pass over the held-out positions, in the inputs' order.
 fn held_out_config(config: &RunConfig) -> LoaderConfig {
     Stream::new(config).loader_config(Split::HeldOut(config.holdout), false, config.seed)
 }
@@ -509,7 +509,7 @@ pub fn held_out_boards_loader(
     Loader::start_cached(loader_config, cache)
 }
 
-/// A pass over the validation positions, whole and in order.
+/// The loader settings of a pass over the validation positions, whole and in order.
 fn validation_config(config: &RunConfig) -> LoaderConfig {
     let mut loader_config = Stream::new(config).loader_config(Split::All, false, config.seed);
     loader_config.inputs = config.validation.clone();
