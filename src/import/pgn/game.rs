@@ -347,28 +347,26 @@ impl Replay<'_> {
             return Ok(());
         }
         let side = super::side_to_move(&self.position);
-        match lichess::eval_in_comment(comment, side) {
-            Ok(None) => {}
-            Ok(Some(score)) => {
-                self.has_eval = true;
-                if let Some(current) = self.current {
-                    self.records[current].labels.score = Some(score);
-                }
-            }
-            Err(BadEval(reason)) => return Err(self.fault(reason)),
-        }
-        match lichess::clock_in_comment(comment) {
-            Ok(None) => {}
-            Ok(Some(seconds)) => {
-                if self.ply > 0
-                    && let Some(previous) = self.previous
-                {
-                    self.records[previous].labels.clock = Some(lichess::seconds_label(seconds));
-                }
-            }
-            Err(reason) => return Err(self.fault(reason)),
-        }
+        let eval = lichess::eval_in_comment(comment, side)
+            .map_err(|BadEval(reason)| self.fault(reason))?;
+        let clock = lichess::clock_in_comment(comment).map_err(|reason| self.fault(reason))?;
+        self.label_from_comment(eval, clock);
         Ok(())
+    }
+
+    fn label_from_comment(&mut self, eval: Option<i32>, clock: Option<u32>) {
+        if let Some(score) = eval {
+            self.has_eval = true;
+            if let Some(current) = self.current {
+                self.records[current].labels.score = Some(score);
+            }
+        }
+        if let Some(seconds) = clock
+            && self.ply > 0
+            && let Some(previous) = self.previous
+        {
+            self.records[previous].labels.clock = Some(lichess::seconds_label(seconds));
+        }
     }
 
     /// Reads the movetext as python-chess's `MOVETEXT_REGEX` tokenises it: a token where
@@ -408,6 +406,15 @@ impl Replay<'_> {
             }
             while i < line.len() {
                 match line[i] {
+                    b'{' if depth == 0
+                        && let Some(read) = lichess::lichess_comment(
+                            &line[i + 1..],
+                            super::side_to_move(&self.position),
+                        ) =>
+                    {
+                        self.label_from_comment(read.eval, read.clock);
+                        i += read.len + 1;
+                    }
                     b'{' => match memchr::memchr(b'}', &line[i + 1..]) {
                         Some(len) => {
                             if depth == 0 {
