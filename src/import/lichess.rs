@@ -263,20 +263,22 @@ pub(crate) fn lichess_comment(text: &[u8], side_to_move: Color) -> Option<Liches
     })
 }
 
-/// Up to 9 digits from `at` as a number, and where they end; `None` without one.
+/// Up to 9 digits from `at` as a number, and where they end; `None` without one (or with
+/// more than 9).
+#[inline]
 fn lichess_digits(text: &[u8], at: usize) -> Option<(u64, usize)> {
-    let digits = text[at.min(text.len())..]
-        .iter()
-        .take(10)
-        .take_while(|b| b.is_ascii_digit())
-        .count();
-    if digits == 0 || digits > 9 {
-        return None;
+    let mut end = at;
+    let mut value = 0u64;
+    while let Some(&byte) = text.get(end)
+        && byte.is_ascii_digit()
+    {
+        if end - at == 9 {
+            return None;
+        }
+        value = value * 10 + u64::from(byte - b'0');
+        end += 1;
     }
-    let value = text[at..at + digits]
-        .iter()
-        .fold(0u64, |n, d| n * 10 + u64::from(d - b'0'));
-    Some((value, at + digits))
+    (end > at).then_some((value, end))
 }
 
 /// `-?D.DD]` (pawns, exactly two decimals) or `#-?D]` (a mate in moves), from `at`; the

@@ -460,6 +460,16 @@ impl Replay<'_> {
     /// how many bytes to pass.
     fn token(&mut self, rest: &[u8]) -> Result<usize, String> {
         let b = rest[0];
+        // A move number (`12.`, `3...`): a digit then a digit or a dot starts no token
+        // (a rank digit needs `-`, `x` or a file after it; a result `-` or `/`; `0000`
+        // starts with the one digit a move number never does).
+        if matches!(b, b'1'..=b'9')
+            && rest
+                .get(1)
+                .is_some_and(|n| n.is_ascii_digit() || *n == b'.')
+        {
+            return Ok(1);
+        }
         if matches!(b, b'N' | b'B' | b'K' | b'R' | b'Q' | b'a'..=b'h' | b'1'..=b'8' | b'-' | b'x')
             && let Some(token) = san::move_token(rest)
         {
