@@ -221,7 +221,19 @@ fn movetext_at(game: &mut GameSpan, at: usize, line_number: u64) -> Phase {
 /// Whether a movetext line leaves a `{` comment open, given whether it starts in one: a
 /// `{` opens a comment outside one, the first `}` closes it, and `;` outside a comment
 /// ends the line.
-pub(super) fn ends_in_comment(line: &[u8], mut in_comment: bool) -> bool {
+pub(super) fn ends_in_comment(line: &[u8], in_comment: bool) -> bool {
+    // Whatever came before, a line whose last brace is `}` ends outside a comment: that
+    // brace closes one or stands outside one, and no `{` follows it. A lichess line of a
+    // hundred comments is decided from its end, not by two searches a comment.
+    match memchr::memrchr2(b'{', b'}', line) {
+        Some(last) if line[last] == b'}' => false,
+        None => in_comment,
+        Some(_) => ends_in_comment_scanned(line, in_comment),
+    }
+}
+
+/// [`ends_in_comment`] by a scan from the start of the line.
+fn ends_in_comment_scanned(line: &[u8], mut in_comment: bool) -> bool {
     let mut at = 0;
     loop {
         if in_comment {
@@ -247,6 +259,29 @@ pub(super) fn ends_in_comment(line: &[u8], mut in_comment: bool) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_line_decided_from_its_end_is_decided_as_by_a_scan() {
+        let mut state = 56u64;
+        let alphabet = b"{};a ";
+        for _ in 0..100_000 {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let len = (state >> 60) as usize;
+            let line: Vec<u8> = (0..len)
+                .map(|i| alphabet[((state >> (3 * i + 2)) % 5) as usize])
+                .collect();
+            for start in [false, true] {
+                assert_eq!(
+                    ends_in_comment(&line, start),
+                    ends_in_comment_scanned(&line, start),
+                    "{:?} starting in a comment: {start}",
+                    String::from_utf8_lossy(&line)
+                );
+            }
+        }
+    }
 
     fn cut(text: &str) -> Vec<(u64, String)> {
         let mut games = Vec::new();

@@ -285,8 +285,9 @@ struct Replay<'a> {
 impl Replay<'_> {
     fn keep(&self) -> bool {
         let options = self.options;
+        // `every` is nearly always 1: no division for it on every ply.
         self.ply >= options.skip_plies
-            && (self.ply - options.skip_plies).is_multiple_of(options.every.max(1))
+            && (options.every <= 1 || (self.ply - options.skip_plies).is_multiple_of(options.every))
     }
 
     fn emit(&mut self) -> Result<(), String> {
