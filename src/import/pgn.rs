@@ -275,11 +275,6 @@ pub(crate) fn from_shakmaty(position: &Chess) -> Result<Position, String> {
     Position::from_parts(shakmaty_parts(position)?).map_err(|e| e.to_string())
 }
 
-/// [`from_shakmaty`] for a position reached by a legal move from one it accepted.
-pub(crate) fn from_shakmaty_after_move(position: &Chess) -> Result<Position, String> {
-    Ok(Position::from_parts_trusted(shakmaty_parts(position)?))
-}
-
 fn shakmaty_parts(position: &Chess) -> Result<PositionParts, String> {
     let board = position.board();
     let role = |r: Role| Bitboard(board.by_role(r).0);

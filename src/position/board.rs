@@ -249,22 +249,6 @@ impl Position {
         Ok(position)
     }
 
-    /// [`Position::from_parts`] without the checks, for a position reached by a legal
-    /// move from one that passed them (the PGN importer's replay); checked in debug builds.
-    pub(crate) fn from_parts_trusted(parts: PositionParts) -> Position {
-        let position = Position {
-            pieces: parts.pieces,
-            colors: parts.colors,
-            side_to_move: parts.side_to_move,
-            castling: parts.castling,
-            en_passant: parts.en_passant,
-            halfmove_clock: parts.halfmove_clock,
-            fullmove_number: parts.fullmove_number,
-        };
-        debug_assert!(position.validate().is_ok(), "{position:?}");
-        position
-    }
-
     fn validate(&self) -> Result<(), PositionError> {
         for color in Color::ALL {
             let count = self.pieces(color, PieceType::King).count();

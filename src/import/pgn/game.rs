@@ -1,13 +1,16 @@
 //! One game's text into records: its tags read and filtered, its movetext replayed as
 //! python-chess replays it (`san`), labels from its tags and comments.
 
+use pawnstorm_kernels::Color;
 use shakmaty::fen::Fen;
-use shakmaty::{CastlingMode, CastlingSide, Chess, Move, Position as _, Role};
+use shakmaty::{CastlingMode, Chess};
 
 use super::cut::{GameSpan, is_blank, next_line, tag_pair};
 use super::san::{self, SanToken};
 use crate::import::ImportOptions;
 use crate::import::lichess::{self, BadEval};
+use crate::movegen::{Board, Move};
+use crate::position::board::{CastlingSide, PieceType};
 use crate::position::labels::{self, GameResult, Labels, Record};
 
 /// What became of one game.
@@ -99,10 +102,10 @@ fn read(
     if let Some(filter) = filtered_by_tags(&tags, options) {
         return Ok(Outcome::Dropped(filter));
     }
-    let (position, chess960) = starting_position(&tags)?;
+    let (start, chess960) = starting_position(&tags)?;
     let mut game = Replay {
         options,
-        position,
+        board: Board::new(super::from_shakmaty(&start)?),
         chess960,
         ply: 0,
         first: records.len(),
@@ -263,7 +266,7 @@ const STARTS_TOKEN: [bool; 256] = {
 /// A game being replayed.
 struct Replay<'a> {
     options: &'a ImportOptions,
-    position: Chess,
+    board: Board,
     chess960: bool,
     ply: u32,
     /// This game's records start at `first`.
@@ -296,12 +299,13 @@ impl Replay<'_> {
         if !self.keep() {
             return Ok(());
         }
-        // The starting position is checked whole; each one after it follows by a legal move.
-        let position = if self.ply == 0 {
-            super::from_shakmaty(&self.position)?
-        } else {
-            super::from_shakmaty_after_move(&self.position)?
-        };
+        // The starting position was checked whole; each one after it follows by a legal
+        // move. Its en-passant square is kept only when a capture there is legal, as
+        // python-chess writes FENs.
+        let mut position = self.board.position().clone();
+        if position.en_passant().is_some() && !san::legal_en_passant(&self.board) {
+            position.set_en_passant(None);
+        }
         let ply = u16::try_from(self.ply)
             .ok()
             .filter(|&p| p != u16::MAX)
@@ -323,17 +327,26 @@ impl Replay<'_> {
 
     fn play(&mut self, mv: Move) -> Result<(), String> {
         if let Some(current) = self.current {
-            self.records[current].labels.move_played = Some(move_label(&mv));
+            self.records[current].labels.move_played = Some(move_label(mv));
         }
-        self.position.play_unchecked(mv);
+        // The DB's clocks are 16 bits: a game that runs past them is refused, not wrapped.
+        let before = self.board.position();
+        if before.side_to_move() == Color::Black && before.fullmove_number() == u16::MAX {
+            return Err("fullmove number too large".to_string());
+        }
+        let halfmove_clock = before.halfmove_clock();
+        self.board.make_move(mv);
+        if halfmove_clock == u16::MAX && self.board.position().halfmove_clock() != 0 {
+            return Err("halfmove clock too large".to_string());
+        }
         self.ply += 1;
         self.has_moves = true;
         self.emit()
     }
 
     fn move_name(&self, token: &[u8]) -> String {
-        let full = self.position.fullmoves().get();
-        let dots = if self.position.turn() == shakmaty::Color::White {
+        let full = self.board.position().fullmove_number();
+        let dots = if self.board.side_to_move() == Color::White {
             "."
         } else {
             "..."
@@ -347,7 +360,7 @@ impl Replay<'_> {
         if lichess::find_byte(comment, b'%').is_none() {
             return Ok(());
         }
-        let side = super::side_to_move(&self.position);
+        let side = self.board.side_to_move();
         let eval = lichess::eval_in_comment(comment, side)
             .map_err(|BadEval(reason)| self.fault(reason))?;
         let clock = lichess::clock_in_comment(comment).map_err(|reason| self.fault(reason))?;
@@ -408,10 +421,8 @@ impl Replay<'_> {
             while i < line.len() {
                 match line[i] {
                     b'{' if depth == 0
-                        && let Some(read) = lichess::lichess_comment(
-                            &line[i + 1..],
-                            super::side_to_move(&self.position),
-                        ) =>
+                        && let Some(read) =
+                            lichess::lichess_comment(&line[i + 1..], self.board.side_to_move()) =>
                     {
                         self.label_from_comment(read.eval, read.clock);
                         i += read.len + 1;
@@ -501,13 +512,13 @@ impl Replay<'_> {
         }
         for (long, short) in [(&b"O-O-O"[..], &b"O-O"[..]), (b"0-0-0", b"0-0")] {
             let (side, len) = if starts(long) {
-                (CastlingSide::QueenSide, long.len())
+                (CastlingSide::Queen, long.len())
             } else if starts(short) {
-                (CastlingSide::KingSide, short.len())
+                (CastlingSide::King, short.len())
             } else {
                 continue;
             };
-            let mv = san::castle(&self.position, side)
+            let mv = san::castle(&self.board, side)
                 .map_err(|e| self.fault(format!("{}: {e}", self.move_name(&rest[..len]))))?;
             self.play(mv)?;
             return Ok(len);
@@ -531,7 +542,7 @@ impl Replay<'_> {
     }
 
     fn san_move(&mut self, token: &SanToken, token_text: &[u8]) -> Result<usize, String> {
-        let mv = san::to_move(&self.position, token, self.chess960)
+        let mv = san::to_move(&self.board, token, self.chess960)
             .map_err(|e| self.fault(format!("{}: {e}", self.move_name(token_text))))?;
         self.play(mv)?;
         Ok(token.len)
@@ -541,27 +552,19 @@ impl Replay<'_> {
 /// The move as the DB's `move` label stores it (`labels::encode_move`): castling as the
 /// king's move to the g- or c-file, or, in Chess960 when the king is already there, as
 /// the king taking its own rook (UCI_Chess960's way), so that the king always moves.
-pub(super) fn move_label(mv: &Move) -> u16 {
-    let (from, to, promotion) = match *mv {
-        Move::Normal {
-            from,
-            to,
-            promotion,
-            ..
-        } => (from, to, promotion),
-        Move::EnPassant { from, to } => (from, to, None),
-        Move::Castle { king, rook } => {
-            let target = san::castle_king_target(mv);
-            (king, if target == king { rook } else { target }, None)
-        }
-        Move::Put { to, .. } => (to, to, None),
+pub(super) fn move_label(mv: Move) -> u16 {
+    let to = if mv.is_castle() {
+        let target = mv.castle_king_destination();
+        if target == mv.from() { mv.to() } else { target }
+    } else {
+        mv.to()
     };
-    let promotion = match promotion {
+    let promotion = match mv.promotion() {
         None => 0,
-        Some(Role::Knight) => 1,
-        Some(Role::Bishop) => 2,
-        Some(Role::Rook) => 3,
+        Some(PieceType::Knight) => 1,
+        Some(PieceType::Bishop) => 2,
+        Some(PieceType::Rook) => 3,
         Some(_) => 4,
     };
-    labels::encode_move(u8::from(from), u8::from(to), promotion)
+    labels::encode_move(mv.from().index(), to.index(), promotion)
 }

@@ -4,55 +4,64 @@
 //! (`Ng1-f3`, `e2e4`), promotions without `=` (`e8Q`), glyphs glued to a move (`e4!?`),
 //! check marks in any number (`Qh5++`) and other text between tokens (`Nf3ch`) all read
 //! the way python-chess reads them.
+//!
+//! Moves are found and played on pawnstorm's own board ([`Board`]): a move token names a
+//! piece and a square, and [`candidates`] finds that piece's legal moves to that square
+//! alone, as shakmaty's `san_candidates` does (and is held to in the tests), without
+//! generating the rest.
 
-use shakmaty::{CastlingSide, Chess, File, Move, Position as _, Rank, Role, Square};
+use pawnstorm_kernels::attacks::{
+    between, bishop_attacks, bishop_rays, king_attacks, knight_attacks, line, pawn_attacks,
+    queen_attacks, rook_attacks, rook_rays,
+};
+use pawnstorm_kernels::{Bitboard, Color, Square};
+
+use crate::movegen::{Board, Move, MoveKind, MoveList, legal_moves};
+use crate::position::board::{CastlingSide, PieceType, Position};
 
 /// A move token as `MOVETEXT_REGEX`'s first alternative matches it:
 /// `[NBKRQ]?[a-h]?[1-8]?[-x]?[a-h][1-8](=?[nbrqkNBRQK])?`, and how its parts split (the
 /// regex's first match in its backtracking order, which `SAN_REGEX` repeats on the token).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct SanToken {
-    pub piece: Option<Role>,
-    pub file: Option<File>,
-    pub rank: Option<Rank>,
+    pub piece: Option<PieceType>,
+    /// The from-square's file (0 = a) and rank (0 = 1), where the token gives them.
+    pub file: Option<u8>,
+    pub rank: Option<u8>,
     pub to: Square,
-    pub promotion: Option<Role>,
+    pub promotion: Option<PieceType>,
     /// The token's length in bytes.
     pub len: usize,
 }
 
-fn piece_letter(b: u8) -> Option<Role> {
+fn piece_letter(b: u8) -> Option<PieceType> {
     Some(match b {
-        b'N' => Role::Knight,
-        b'B' => Role::Bishop,
-        b'K' => Role::King,
-        b'R' => Role::Rook,
-        b'Q' => Role::Queen,
+        b'N' => PieceType::Knight,
+        b'B' => PieceType::Bishop,
+        b'K' => PieceType::King,
+        b'R' => PieceType::Rook,
+        b'Q' => PieceType::Queen,
         _ => return None,
     })
 }
 
-fn promotion_letter(b: u8) -> Option<Role> {
+fn promotion_letter(b: u8) -> Option<PieceType> {
     Some(match b.to_ascii_lowercase() {
-        b'n' => Role::Knight,
-        b'b' => Role::Bishop,
-        b'r' => Role::Rook,
-        b'q' => Role::Queen,
-        b'k' => Role::King,
+        b'n' => PieceType::Knight,
+        b'b' => PieceType::Bishop,
+        b'r' => PieceType::Rook,
+        b'q' => PieceType::Queen,
+        b'k' => PieceType::King,
         _ => return None,
     })
 }
 
-fn file_of(b: u8) -> Option<File> {
-    (b'a'..=b'h')
-        .contains(&b)
-        .then(|| File::new(u32::from(b - b'a')))
+fn file_of(b: u8) -> Option<u8> {
+    (b'a'..=b'h').contains(&b).then(|| b - b'a')
 }
 
-fn rank_of(b: u8) -> Option<Rank> {
-    (b'1'..=b'8')
-        .contains(&b)
-        .then(|| Rank::new(u32::from(b - b'1')))
+fn rank_of(b: u8) -> Option<u8> {
+    (b'1'..=b'8').contains(&b).then(|| b - b'1')
 }
 
 /// The move token starting at `text[0]`, if the move pattern matches there. Each optional
@@ -101,7 +110,7 @@ pub(super) fn move_token(text: &[u8]) -> Option<SanToken> {
                         piece: piece.filter(|_| take_piece),
                         file: file.filter(|_| take_file),
                         rank: rank.filter(|_| take_rank),
-                        to: Square::from_coords(to_file, to_rank),
+                        to: Square::new(to_rank * 8 + to_file).expect("a file and a rank"),
                         promotion,
                         len,
                     });
@@ -132,21 +141,18 @@ impl std::fmt::Display for SanError {
 
 /// The legal move a move token names, as `Board.parse_san` finds it.
 /// `chess960` is the game's mode: castling as the king's two-square move only without it.
-pub(super) fn to_move(
-    position: &Chess,
-    token: &SanToken,
-    chess960: bool,
-) -> Result<Move, SanError> {
-    let us = position.us();
+pub(super) fn to_move(board: &Board, token: &SanToken, chess960: bool) -> Result<Move, SanError> {
+    let position = board.position();
     let to = token.to;
+    let file_of = |square: Square| square.file().index();
+    let rank_of = |square: Square| square.rank().index();
     if let Some(role) = token.piece {
         let mut found = None;
         // Castling is never a king move here: python-chess aims it at the king's own rook.
-        let candidates = position.san_candidates(role, to);
-        for mv in candidates {
-            let from = mv.from().expect("a board move");
-            if token.file.is_some_and(|f| f != from.file())
-                || token.rank.is_some_and(|r| r != from.rank())
+        for &mv in candidates(board, role, to).as_slice() {
+            let from = mv.from();
+            if token.file.is_some_and(|f| f != file_of(from))
+                || token.rank.is_some_and(|r| r != rank_of(from))
                 || mv.promotion() != token.promotion
             {
                 continue;
@@ -159,17 +165,17 @@ pub(super) fn to_move(
         return found.ok_or(SanError::Illegal);
     }
     if let (Some(file), Some(rank)) = (token.file, token.rank) {
-        return coordinate_move(position, Square::from_coords(file, rank), token, chess960);
+        let from = Square::new(rank * 8 + file).expect("a file and a rank");
+        return coordinate_move(board, from, token, chess960);
     }
-    if us.contains(to) {
+    if position.color(position.side_to_move()).contains(to) {
         return Err(SanError::Illegal);
     }
     // A pawn move; without a file, the pawn's own file only (no captures).
-    let file = token.file.unwrap_or(to.file());
+    let file = token.file.unwrap_or(file_of(to));
     let mut found = None;
-    for mv in position.san_candidates(Role::Pawn, to) {
-        let from = mv.from().expect("a board move");
-        if from.file() != file || mv.promotion() != token.promotion {
+    for &mv in candidates(board, PieceType::Pawn, to).as_slice() {
+        if file_of(mv.from()) != file || mv.promotion() != token.promotion {
             continue;
         }
         if found.is_some() {
@@ -180,34 +186,215 @@ pub(super) fn to_move(
     found.ok_or(SanError::Illegal)
 }
 
+/// The legal moves to one square: at most ten pieces of a kind reach it, or three pawns
+/// with four promotions each.
+pub(super) struct Candidates {
+    moves: [Move; 16],
+    len: usize,
+}
+
+impl Candidates {
+    fn push(&mut self, mv: Move) {
+        // Sixteen is more than any legal position gives; past it the list only stops.
+        if let Some(slot) = self.moves.get_mut(self.len) {
+            *slot = mv;
+            self.len += 1;
+        }
+    }
+
+    pub(super) fn as_slice(&self) -> &[Move] {
+        &self.moves[..self.len]
+    }
+}
+
+/// The legal moves of a `role` piece of the side to move to `to`, castling never among
+/// them: shakmaty's `san_candidates`. Only that piece's moves to that square are looked
+/// at: the pieces that reach it, then whether a pin or a check forbids each.
+pub(super) fn candidates(board: &Board, role: PieceType, to: Square) -> Candidates {
+    let mut list = Candidates {
+        moves: [Move::NULL; 16],
+        len: 0,
+    };
+    let position = board.position();
+    let stm = position.side_to_move();
+    let us = position.color(stm);
+    let occupied = position.occupied();
+    let king = position.king(stm);
+    let to_bb = Bitboard::from_square(to);
+    if role == PieceType::King {
+        // The king steps onto a square no enemy piece attacks once the king has left.
+        if king_attacks(king).contains(to)
+            && !us.contains(to)
+            && (attackers(position, !stm, to, occupied ^ Bitboard::from_square(king))).is_empty()
+        {
+            list.push(Move::new(king, to, MoveKind::Normal));
+        }
+        return list;
+    }
+    let checkers = board.checkers();
+    if checkers.count() > 1 {
+        return list;
+    }
+    // In check, a move must take the checker or stand between it and the king.
+    let answers_check = match checkers.first() {
+        Some(checker) => (between(king, checker) | Bitboard::from_square(checker)).contains(to),
+        None => true,
+    };
+    let pinned = pinned(position, stm, king);
+    let allowed = |from: Square| !pinned.contains(from) || line(king, from).contains(to);
+    if role != PieceType::Pawn {
+        if !answers_check || us.contains(to) {
+            return list;
+        }
+        let reach = match role {
+            PieceType::Knight => knight_attacks(to),
+            PieceType::Bishop => bishop_attacks(to, occupied),
+            PieceType::Rook => rook_attacks(to, occupied),
+            _ => queen_attacks(to, occupied),
+        };
+        for from in (reach & position.pieces(stm, role)).squares() {
+            if allowed(from) {
+                list.push(Move::new(from, to, MoveKind::Normal));
+            }
+        }
+        return list;
+    }
+    let pawns = position.pieces(stm, PieceType::Pawn);
+    let promotes = to.rank().index() == if stm == Color::White { 7 } else { 0 };
+    let pawn_move = |list: &mut Candidates, from: Square, kind: MoveKind| {
+        if !allowed(from) {
+            return;
+        }
+        if promotes {
+            for piece in [
+                PieceType::Queen,
+                PieceType::Rook,
+                PieceType::Bishop,
+                PieceType::Knight,
+            ] {
+                list.push(Move::new(from, to, MoveKind::Promotion(piece)));
+            }
+        } else {
+            list.push(Move::new(from, to, kind));
+        }
+    };
+    if answers_check && !us.contains(to) {
+        if !(occupied & to_bb).is_empty() {
+            for from in (pawn_attacks(!stm, to) & pawns).squares() {
+                pawn_move(&mut list, from, MoveKind::Normal);
+            }
+        } else {
+            let back = if stm == Color::White { -1 } else { 1 };
+            if let Some(one) = to.offset_ranks(back) {
+                if pawns.contains(one) {
+                    pawn_move(&mut list, one, MoveKind::Normal);
+                } else if !occupied.contains(one)
+                    && to.rank().index() == if stm == Color::White { 3 } else { 4 }
+                    && let Some(two) = one.offset_ranks(back)
+                    && pawns.contains(two)
+                {
+                    pawn_move(&mut list, two, MoveKind::DoublePush);
+                }
+            }
+        }
+    }
+    if position.en_passant() == Some(to) {
+        for mv in en_passant_captures(board) {
+            list.push(mv);
+        }
+    }
+    list
+}
+
+/// The legal en-passant captures of the board. Each is checked by playing it: it can
+/// uncover the king along the rank of the two pawns, and it answers a check by the pawn
+/// it takes.
+fn en_passant_captures(board: &Board) -> impl Iterator<Item = Move> + '_ {
+    let position = board.position();
+    let stm = position.side_to_move();
+    let target = position.en_passant();
+    let pawns = position.pieces(stm, PieceType::Pawn);
+    target
+        .into_iter()
+        .flat_map(move |to| {
+            (pawn_attacks(!stm, to) & pawns)
+                .squares()
+                .map(move |from| Move::new(from, to, MoveKind::EnPassant))
+        })
+        .filter(|&mv| !board.play(mv).opponent_in_check())
+}
+
+/// Whether an en-passant capture is legal on the board (python-chess writes the square in
+/// a FEN only then).
+pub(super) fn legal_en_passant(board: &Board) -> bool {
+    en_passant_captures(board).next().is_some()
+}
+
+/// The pieces of `color` that would attack `square` on a board occupied by `occupied`.
+fn attackers(position: &Position, color: Color, square: Square, occupied: Bitboard) -> Bitboard {
+    let piece = |kind| position.pieces(color, kind);
+    let queens = piece(PieceType::Queen);
+    (knight_attacks(square) & piece(PieceType::Knight))
+        | (king_attacks(square) & piece(PieceType::King))
+        | (pawn_attacks(!color, square) & piece(PieceType::Pawn))
+        | (rook_attacks(square, occupied) & (piece(PieceType::Rook) | queens))
+        | (bishop_attacks(square, occupied) & (piece(PieceType::Bishop) | queens))
+}
+
+/// The pieces of `stm` that alone stand between their king and an enemy slider on its line.
+fn pinned(position: &Position, stm: Color, king: Square) -> Bitboard {
+    let them = !stm;
+    let queens = position.pieces(them, PieceType::Queen);
+    let snipers = (rook_rays(king) & (position.pieces(them, PieceType::Rook) | queens))
+        | (bishop_rays(king) & (position.pieces(them, PieceType::Bishop) | queens));
+    let mut pinned = Bitboard::EMPTY;
+    for sniper in snipers.squares() {
+        let blockers = between(king, sniper) & position.occupied();
+        if blockers.count() == 1 {
+            pinned |= blockers & position.color(stm);
+        }
+    }
+    pinned
+}
+
+/// Every legal move of the board.
+fn all_moves(board: &Board) -> MoveList {
+    let mut list = MoveList::new();
+    legal_moves(board, &mut list);
+    list
+}
+
 /// `e2e4`, `g1f3`, `e1g1`: python-chess's `find_move`, which also takes castling as the
 /// king taking its own rook, and in standard chess as the king's two-square move.
 fn coordinate_move(
-    position: &Chess,
+    board: &Board,
     from: Square,
     token: &SanToken,
     chess960: bool,
 ) -> Result<Move, SanError> {
-    let board = position.board();
-    let us = position.us();
+    let position = board.position();
+    let stm = position.side_to_move();
     let to = token.to;
     let mut promotion = token.promotion;
-    let is_pawn = (board.pawns() & us).contains(from);
-    if promotion.is_none() && is_pawn && matches!(to.rank(), Rank::First | Rank::Eighth) {
-        promotion = Some(Role::Queen);
+    let is_pawn = position.pieces(stm, PieceType::Pawn).contains(from);
+    if promotion.is_none() && is_pawn && matches!(to.rank().index(), 0 | 7) {
+        promotion = Some(PieceType::Queen);
     }
-    let legal = position.legal_moves();
-    let found = legal.into_iter().find(|mv| match *mv {
-        Move::Castle { king, rook } => {
+    let rooks = position.pieces(Color::White, PieceType::Rook)
+        | position.pieces(Color::Black, PieceType::Rook);
+    let found = all_moves(board).iter().copied().find(|mv| {
+        if mv.is_castle() {
+            let king = mv.from();
             king == from
                 && promotion.is_none()
-                && (rook == to
+                && (mv.to() == to
                     || (!chess960
-                        && (king == Square::E1 || king == Square::E8)
-                        && castle_king_target(mv) == to
-                        && !board.rooks().contains(to)))
+                        && matches!(king.index(), 4 | 60)
+                        && mv.castle_king_destination() == to
+                        && !rooks.contains(to)))
+        } else {
+            mv.from() == from && mv.to() == to && mv.promotion() == promotion
         }
-        _ => mv.from() == Some(from) && mv.to() == to && mv.promotion() == promotion,
     });
     match found {
         None => Err(SanError::Illegal),
@@ -217,32 +404,27 @@ fn coordinate_move(
 }
 
 /// `O-O` or `O-O-O`: the castling move of that side, if legal.
-pub(super) fn castle(position: &Chess, side: CastlingSide) -> Result<Move, SanError> {
-    position
-        .legal_moves()
-        .into_iter()
-        .find(|m| m.castling_side() == Some(side))
+pub(super) fn castle(board: &Board, side: CastlingSide) -> Result<Move, SanError> {
+    all_moves(board)
+        .iter()
+        .copied()
+        .find(|mv| mv.is_castle() && castling_side(*mv) == side)
         .ok_or(SanError::Illegal)
 }
 
-/// The square the king ends on when castling.
-pub(super) fn castle_king_target(mv: &Move) -> Square {
-    match *mv {
-        Move::Castle { king, rook } => {
-            let file = if rook.file() > king.file() {
-                File::G
-            } else {
-                File::C
-            };
-            Square::from_coords(file, king.rank())
-        }
-        _ => mv.to(),
+/// The side a castling move castles to: where its rook stands from the king.
+fn castling_side(mv: Move) -> CastlingSide {
+    if mv.to().file() > mv.from().file() {
+        CastlingSide::King
+    } else {
+        CastlingSide::Queen
     }
 }
 
 /// Whether castling rights say Chess960 (a king or rook off its standard square), as
 /// python-chess switches its board to Chess960 for them.
-pub(super) fn is_chess960(position: &Chess) -> bool {
+pub(super) fn is_chess960(position: &shakmaty::Chess) -> bool {
+    use shakmaty::Position as _;
     let castles = position.castles();
     let rights = castles.castling_rights();
     if rights.is_empty() {
@@ -252,23 +434,24 @@ pub(super) fn is_chess960(position: &Chess) -> bool {
     let kings = position.board().kings();
     (rights & !corners).any()
         || ((rights & shakmaty::Bitboard::from_rank(shakmaty::Rank::First)).any()
-            && !kings.contains(Square::E1))
+            && !kings.contains(shakmaty::Square::E1))
         || ((rights & shakmaty::Bitboard::from_rank(shakmaty::Rank::Eighth)).any()
-            && !kings.contains(Square::E8))
+            && !kings.contains(shakmaty::Square::E8))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use shakmaty::fen::Fen;
+    use shakmaty::{CastlingMode, Chess, Position as _};
 
     fn token(text: &str) -> Option<(String, usize)> {
         move_token(text.as_bytes()).map(|t| {
             let parts = format!(
                 "{:?} {:?} {:?} {} {:?}",
                 t.piece,
-                t.file.map(|f| f.char()),
-                t.rank.map(|r| r.char()),
+                t.file.map(|f| char::from(b'a' + f)),
+                t.rank.map(|r| char::from(b'1' + r)),
                 t.to,
                 t.promotion
             );
@@ -313,14 +496,18 @@ mod tests {
         assert_eq!(token("12."), None);
     }
 
-    fn play(fen: &str, text: &str) -> Result<String, SanError> {
-        let position: Chess = Fen::from_ascii(fen.as_bytes())
+    fn chess(fen: &str) -> Chess {
+        Fen::from_ascii(fen.as_bytes())
             .unwrap()
-            .into_position(shakmaty::CastlingMode::Chess960)
-            .unwrap();
+            .into_position(CastlingMode::Chess960)
+            .unwrap()
+    }
+
+    fn play(fen: &str, text: &str) -> Result<String, SanError> {
+        let position = chess(fen);
+        let board = Board::new(crate::import::pgn::from_shakmaty(&position).unwrap());
         let t = move_token(text.as_bytes()).unwrap();
-        to_move(&position, &t, is_chess960(&position))
-            .map(|m| m.to_uci(shakmaty::CastlingMode::Chess960).to_string())
+        to_move(&board, &t, is_chess960(&position)).map(|m| m.uci(true).to_string())
     }
 
     const START: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
@@ -347,5 +534,106 @@ mod tests {
         let knights = "4k3/8/8/8/8/8/8/1N2KN2 w - - 0 1";
         assert_eq!(play(knights, "Nd2"), Err(SanError::Ambiguous));
         assert_eq!(play(knights, "Nbd2").unwrap(), "b1d2");
+    }
+
+    /// The move as shakmaty writes it in UCI, for a pawnstorm move.
+    fn uci(mv: Move) -> String {
+        mv.uci(true).to_string()
+    }
+
+    /// Every position of the fixture games (and positions made to have pins, checks and
+    /// en passant): for every piece kind and every square, [`candidates`] gives the moves
+    /// shakmaty's `san_candidates` gives, and [`legal_en_passant`] agrees with shakmaty's
+    /// legal en-passant square.
+    #[test]
+    fn candidates_are_shakmatys_san_candidates() {
+        let mut fens = vec![
+            // Pins along files, ranks and diagonals; a checker a pawn can take en passant.
+            "4k3/8/8/2KPp2r/8/8/8/8 w - e6 0 2".to_string(),
+            "4k3/8/8/r2Pp1K1/8/8/8/8 w - e6 0 2".to_string(),
+            "8/8/8/8/k2Pp2Q/8/8/3K4 b - d3 0 1".to_string(),
+            "8/8/3k4/4pP2/3K4/8/8/8 w - e6 0 2".to_string(),
+            "4k3/4r3/8/8/4N3/2b5/4K3/8 w - - 0 1".to_string(),
+            "rnb1kbnr/pppp1ppp/8/4p3/5PPq/8/PPPPP2P/RNBQKBNR w KQkq - 1 3".to_string(),
+            "4k3/1P6/8/8/8/8/6p1/4K2R w K - 0 1".to_string(),
+            "r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1".to_string(),
+            "3r4/8/8/1b1q4/2NBR3/3K4/8/7k w - - 0 1".to_string(),
+        ];
+        let text = ["famous-games.pgn", "lichess-2025-05-sample.pgn"]
+            .map(|name| {
+                std::fs::read_to_string(format!(
+                    "{}/fixtures/pgn/{name}",
+                    env!("CARGO_MANIFEST_DIR")
+                ))
+                .unwrap()
+            })
+            .join("\n");
+        // Replays the games' moves with shakmaty alone, for the positions.
+        let mut reader = text.as_bytes();
+        let mut position = Chess::default();
+        for line in std::io::BufRead::lines(&mut reader) {
+            let line = line.unwrap();
+            if line.starts_with('[') {
+                position = Chess::default();
+                continue;
+            }
+            for word in line.split_whitespace() {
+                let word = word.rsplit('.').next().unwrap_or(word);
+                let word = word.trim_end_matches(['+', '#', '!', '?']);
+                let Ok(san) = word.parse::<shakmaty::san::San>() else {
+                    continue;
+                };
+                let Ok(mv) = san.to_move(&position) else {
+                    continue;
+                };
+                position.play_unchecked(mv);
+                fens.push(
+                    shakmaty::fen::Fen::from_position(&position, shakmaty::EnPassantMode::Always)
+                        .to_string(),
+                );
+            }
+        }
+        assert!(fens.len() > 10_000, "only {} positions", fens.len());
+        let roles = [
+            (PieceType::Pawn, shakmaty::Role::Pawn),
+            (PieceType::Knight, shakmaty::Role::Knight),
+            (PieceType::Bishop, shakmaty::Role::Bishop),
+            (PieceType::Rook, shakmaty::Role::Rook),
+            (PieceType::Queen, shakmaty::Role::Queen),
+            (PieceType::King, shakmaty::Role::King),
+        ];
+        let mut compared = 0;
+        for fen in &fens {
+            let position = chess(fen);
+            let board = Board::new(crate::import::pgn::from_shakmaty(&position).unwrap());
+            assert_eq!(
+                legal_en_passant(&board),
+                position.ep_square(shakmaty::EnPassantMode::Legal).is_some(),
+                "{fen}"
+            );
+            for (ours, theirs) in roles {
+                for index in 0..64u8 {
+                    let to = Square::new(index).unwrap();
+                    let mut want: Vec<String> = position
+                        .san_candidates(theirs, shakmaty::Square::new(u32::from(index)))
+                        .iter()
+                        .map(|m| m.to_uci(CastlingMode::Chess960).to_string())
+                        .collect();
+                    let mut got: Vec<String> = candidates(&board, ours, to)
+                        .as_slice()
+                        .iter()
+                        .map(|&m| uci(m))
+                        .collect();
+                    want.sort();
+                    got.sort();
+                    assert_eq!(got, want, "{fen}: {ours:?} to {to}");
+                    compared += want.len();
+                }
+            }
+        }
+        assert!(
+            compared > 10_000,
+            "only {compared} candidate moves compared"
+        );
     }
 }
