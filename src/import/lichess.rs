@@ -265,7 +265,7 @@ pub(crate) fn lichess_comment(text: &[u8], side_to_move: Color) -> Option<Liches
 
 /// Up to 9 digits from `at` as a number, and where they end; `None` without one (or with
 /// more than 9).
-#[inline]
+#[inline(always)]
 fn lichess_digits(text: &[u8], at: usize) -> Option<(u64, usize)> {
     let mut end = at;
     let mut value = 0u64;

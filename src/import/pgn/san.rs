@@ -64,61 +64,63 @@ fn rank_of(b: u8) -> Option<u8> {
     (b'1'..=b'8').contains(&b).then(|| b - b'1')
 }
 
-/// The move token starting at `text[0]`, if the move pattern matches there. Each optional
-/// part is tried taken before left out, in order, as a backtracking regex does; the first
-/// way that reaches a target square wins, then the promotion suffix is taken if present.
+/// The move token starting at `text[0]`, if the move pattern matches there, split as a
+/// backtracking regex splits it: each optional part tried taken before left out, in order,
+/// the first way that reaches a target square winning, then the promotion suffix taken if
+/// present. The ways are few enough to decide from the bytes' kinds directly, in the
+/// regex's order (`move_token_backtracking`, in the tests, tries them one by one).
 pub(super) fn move_token(text: &[u8]) -> Option<SanToken> {
     let at = |i: usize| text.get(i).copied().unwrap_or(0);
+    let is_separator = |b: u8| matches!(b, b'-' | b'x');
+    // A piece letter is never a file, rank or separator, so it is always taken.
     let piece = piece_letter(at(0));
-    for take_piece in [true, false] {
-        if take_piece && piece.is_none() {
-            continue;
-        }
-        let i0 = usize::from(take_piece);
-        let file = file_of(at(i0));
-        for take_file in [true, false] {
-            if take_file && file.is_none() {
-                continue;
-            }
-            let i1 = i0 + usize::from(take_file);
-            let rank = rank_of(at(i1));
-            for take_rank in [true, false] {
-                if take_rank && rank.is_none() {
-                    continue;
-                }
-                let i2 = i1 + usize::from(take_rank);
-                let separator = matches!(at(i2), b'-' | b'x');
-                for take_separator in [true, false] {
-                    if take_separator && !separator {
-                        continue;
-                    }
-                    let i3 = i2 + usize::from(take_separator);
-                    let (Some(to_file), Some(to_rank)) = (file_of(at(i3)), rank_of(at(i3 + 1)))
-                    else {
-                        continue;
-                    };
-                    let mut len = i3 + 2;
-                    let mut promotion = None;
-                    if at(len) == b'=' && promotion_letter(at(len + 1)).is_some() {
-                        promotion = promotion_letter(at(len + 1));
-                        len += 2;
-                    } else if let Some(role) = promotion_letter(at(len)) {
-                        promotion = Some(role);
-                        len += 1;
-                    }
-                    return Some(SanToken {
-                        piece: piece.filter(|_| take_piece),
-                        file: file.filter(|_| take_file),
-                        rank: rank.filter(|_| take_rank),
-                        to: Square::new(to_rank * 8 + to_file).expect("a file and a rank"),
-                        promotion,
-                        len,
-                    });
+    let i0 = usize::from(piece.is_some());
+    let [a, b, c, d, e] = [0, 1, 2, 3, 4].map(|k| at(i0 + k));
+    let square = |f: u8, r: u8| Some((file_of(f)?, rank_of(r)?));
+    // (from file, from rank, target, bytes up to the target's end)
+    let (file, rank, (to_file, to_rank), end) = match (file_of(a), rank_of(a)) {
+        (Some(file), None) => match rank_of(b) {
+            Some(rank) => {
+                if is_separator(c)
+                    && let Some(to) = square(d, e)
+                {
+                    (Some(file), Some(rank), to, 5)
+                } else if let Some(to) = square(c, d) {
+                    (Some(file), Some(rank), to, 4)
+                } else {
+                    (None, None, (file, rank), 2)
                 }
             }
+            None if is_separator(b) => (Some(file), None, square(c, d)?, 4),
+            None => (Some(file), None, square(b, c)?, 3),
+        },
+        (None, Some(rank)) => {
+            if is_separator(b) {
+                (None, Some(rank), square(c, d)?, 4)
+            } else {
+                (None, Some(rank), square(b, c)?, 3)
+            }
         }
+        _ if is_separator(a) => (None, None, square(b, c)?, 3),
+        _ => return None,
+    };
+    let mut len = i0 + end;
+    let mut promotion = None;
+    if at(len) == b'=' && promotion_letter(at(len + 1)).is_some() {
+        promotion = promotion_letter(at(len + 1));
+        len += 2;
+    } else if let Some(role) = promotion_letter(at(len)) {
+        promotion = Some(role);
+        len += 1;
     }
-    None
+    Some(SanToken {
+        piece,
+        file,
+        rank,
+        to: Square::new(to_rank * 8 + to_file).expect("a file and a rank"),
+        promotion,
+        len,
+    })
 }
 
 /// Why a move token is not a legal move of the position (python-chess's error classes).
@@ -444,6 +446,107 @@ mod tests {
     use super::*;
     use shakmaty::fen::Fen;
     use shakmaty::{CastlingMode, Chess, Position as _};
+
+    /// [`move_token`] as the regex runs: each optional
+    /// part is tried taken before left out, in order, as a backtracking regex does; the first
+    /// way that reaches a target square wins, then the promotion suffix is taken if present.
+    fn move_token_backtracking(text: &[u8]) -> Option<SanToken> {
+        let at = |i: usize| text.get(i).copied().unwrap_or(0);
+        let piece = piece_letter(at(0));
+        for take_piece in [true, false] {
+            if take_piece && piece.is_none() {
+                continue;
+            }
+            let i0 = usize::from(take_piece);
+            let file = file_of(at(i0));
+            for take_file in [true, false] {
+                if take_file && file.is_none() {
+                    continue;
+                }
+                let i1 = i0 + usize::from(take_file);
+                let rank = rank_of(at(i1));
+                for take_rank in [true, false] {
+                    if take_rank && rank.is_none() {
+                        continue;
+                    }
+                    let i2 = i1 + usize::from(take_rank);
+                    let separator = matches!(at(i2), b'-' | b'x');
+                    for take_separator in [true, false] {
+                        if take_separator && !separator {
+                            continue;
+                        }
+                        let i3 = i2 + usize::from(take_separator);
+                        let (Some(to_file), Some(to_rank)) = (file_of(at(i3)), rank_of(at(i3 + 1)))
+                        else {
+                            continue;
+                        };
+                        let mut len = i3 + 2;
+                        let mut promotion = None;
+                        if at(len) == b'=' && promotion_letter(at(len + 1)).is_some() {
+                            promotion = promotion_letter(at(len + 1));
+                            len += 2;
+                        } else if let Some(role) = promotion_letter(at(len)) {
+                            promotion = Some(role);
+                            len += 1;
+                        }
+                        return Some(SanToken {
+                            piece: piece.filter(|_| take_piece),
+                            file: file.filter(|_| take_file),
+                            rank: rank.filter(|_| take_rank),
+                            to: Square::new(to_rank * 8 + to_file).expect("a file and a rank"),
+                            promotion,
+                            len,
+                        });
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn tokens_split_as_the_backtracking_regex_splits_them() {
+        let alphabet = b"NBKRQabh1278-x=nqkQ +.";
+        let mut state = 7u64;
+        let mut matched = 0;
+        for _ in 0..300_000 {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let len = 1 + (state >> 61) as usize;
+            let text: Vec<u8> = (0..len)
+                .map(|i| alphabet[((state >> (5 * i + 3)) % alphabet.len() as u64) as usize])
+                .collect();
+            let want = move_token_backtracking(&text);
+            matched += usize::from(want.is_some());
+            assert_eq!(
+                move_token(&text),
+                want,
+                "{:?}",
+                String::from_utf8_lossy(&text)
+            );
+        }
+        assert!(matched > 1000, "only {matched} tokens matched");
+        // And every text of up to six bytes over the letters that play several parts
+        // (`b` a file and a promotion, `B` a piece and a promotion).
+        let alphabet = b"NBbx1-=q.";
+        let mut text = Vec::new();
+        for len in 1..=6u32 {
+            for mut code in 0..alphabet.len().pow(len) {
+                text.clear();
+                for _ in 0..len {
+                    text.push(alphabet[code % alphabet.len()]);
+                    code /= alphabet.len();
+                }
+                assert_eq!(
+                    move_token(&text),
+                    move_token_backtracking(&text),
+                    "{:?}",
+                    String::from_utf8_lossy(&text)
+                );
+            }
+        }
+    }
 
     fn token(text: &str) -> Option<(String, usize)> {
         move_token(text.as_bytes()).map(|t| {
