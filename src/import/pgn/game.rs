@@ -472,15 +472,22 @@ impl Replay<'_> {
     /// how many bytes to pass.
     fn token(&mut self, rest: &[u8]) -> Result<usize, String> {
         let b = rest[0];
-        // A move number (`12.`, `3...`): a digit then a digit or a dot starts no token
-        // (a rank digit needs `-`, `x` or a file after it; a result `-` or `/`; `0000`
-        // starts with the one digit a move number never does).
-        if matches!(b, b'1'..=b'9')
-            && rest
-                .get(1)
-                .is_some_and(|n| n.is_ascii_digit() || *n == b'.')
-        {
-            return Ok(1);
+        // A move number (`12.`, `3...`) is passed over whole: a digit then a digit or a
+        // dot starts no token (a rank digit needs `-`, `x` or a file after it; a result
+        // `-` or `/`), nor does a dot; only a `0` then a digit might (`0000`).
+        let starts_nothing = |at: usize| match rest.get(at) {
+            Some(b'.') => true,
+            Some(&digit @ b'0'..=b'9') => rest
+                .get(at + 1)
+                .is_some_and(|n| *n == b'.' || (digit != b'0' && n.is_ascii_digit())),
+            _ => false,
+        };
+        if matches!(b, b'1'..=b'9') && starts_nothing(0) {
+            let mut len = 1;
+            while starts_nothing(len) {
+                len += 1;
+            }
+            return Ok(len);
         }
         if matches!(b, b'N' | b'B' | b'K' | b'R' | b'Q' | b'a'..=b'h' | b'1'..=b'8' | b'-' | b'x')
             && let Some(token) = san::move_token(rest)
@@ -567,4 +574,55 @@ pub(super) fn move_label(mv: Move) -> u16 {
         Some(_) => 4,
     };
     labels::encode_move(mv.from().index(), to.index(), promotion)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The games of `text`: for each, the moves kept (UCI) or the reason it was refused.
+    fn games(text: &str) -> Vec<Result<Vec<String>, String>> {
+        let mut spans = Vec::new();
+        super::super::cut::cut_games(text.as_bytes(), 1, true, &mut spans);
+        let options = ImportOptions::default();
+        spans
+            .iter()
+            .map(|span| {
+                let mut records = Vec::new();
+                match read_game(text.as_bytes(), span, &options, &mut records) {
+                    Outcome::Kept(_) => Ok(records
+                        .iter()
+                        .filter_map(|r| r.labels.move_played)
+                        .filter_map(labels::move_to_uci)
+                        .collect()),
+                    Outcome::Rejected(reason) => Err(reason),
+                    Outcome::Dropped(_) => Err("dropped".to_string()),
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn move_numbers_are_passed_over_and_what_follows_them_read() {
+        let read = games(
+            "1.e4 e5 2.Nf3 10...Nc6 1-0\n\n\
+             1. d4 1.0-1\n\n\
+             1. e4 10000\n",
+        );
+        assert_eq!(
+            read[0],
+            Ok(vec![
+                "e2e4".into(),
+                "e7e5".into(),
+                "g1f3".into(),
+                "b8c6".into()
+            ])
+        );
+        assert_eq!(read[1], Ok(vec!["d2d4".into()]));
+        let refused = read[2].as_ref().expect_err("a null move");
+        assert!(
+            refused.contains("null moves are not supported"),
+            "{refused}"
+        );
+    }
 }
