@@ -26,7 +26,7 @@ fn import_into_db(source: &Source, format: Format) -> u64 {
         &ImportOptions::default(),
         &mut game_id,
         &mut Handlers {
-            record: &mut |record| writer.push(record),
+            records: &mut |records| writer.push_all(records),
             reject: &mut |_| AfterRejection::Continue,
             progress: &mut |_| {},
         },

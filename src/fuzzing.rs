@@ -61,15 +61,17 @@ pub fn fen_line(data: &[u8]) {
 /// A whole input of `format` imported from memory, every record checked.
 pub fn import_bytes(format: Format, data: &[u8]) {
     let mut records = 0u64;
-    let mut on_record = |record: &Record| {
-        check_position(&record.position);
-        records += 1;
+    let mut on_records = |batch: &[Record]| {
+        for record in batch {
+            check_position(&record.position);
+            records += 1;
+        }
         Ok(())
     };
     let mut on_reject = |_: &crate::import::Rejection| AfterRejection::Continue;
     let mut on_progress = |_: u64| {};
     let mut handlers = Handlers {
-        record: &mut on_record,
+        records: &mut on_records,
         reject: &mut on_reject,
         progress: &mut on_progress,
     };

@@ -84,6 +84,32 @@ fn records_round_trip_at_every_size_around_block_edges() {
 }
 
 #[test]
+fn records_pushed_in_slices_read_back_as_pushed_one_at_a_time() {
+    let dir = tempfile::tempdir().unwrap();
+    // Labels first seen part way (a clock at row 200), so a slice widens the columns.
+    let mut all = records(3 * 64 + 37);
+    for (i, r) in all.iter_mut().enumerate() {
+        r.labels.clock = (i >= 200).then_some(i as u16);
+    }
+    let one_by_one = dir.path().join("one.psdb");
+    write(&one_by_one, 64, &all);
+    // Slices of every length from 0 to 70: some inside a block, some across one or two.
+    let sliced = dir.path().join("sliced.psdb");
+    let mut writer = DbWriter::create(&sliced, 64, Columns::NONE, false).unwrap();
+    let (mut at, mut len) = (0, 0);
+    while at < all.len() {
+        let end = (at + len).min(all.len());
+        writer.push_all(&all[at..end]).unwrap();
+        (at, len) = (end, (len + 7) % 71);
+    }
+    assert_eq!(writer.finish().unwrap(), all.len() as u64);
+    let db = Database::open(&sliced).unwrap();
+    assert_eq!(db.columns(), Database::open(&one_by_one).unwrap().columns());
+    assert_eq!(read_all(&sliced), all);
+    assert_eq!(read_all(&sliced), read_all(&one_by_one));
+}
+
+#[test]
 fn label_columns_appear_only_when_some_record_has_them() {
     let dir = tempfile::tempdir().unwrap();
     let mut plain = records(300);

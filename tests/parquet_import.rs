@@ -378,7 +378,7 @@ fn damaged_files_give_an_error_not_a_panic() {
             &ImportOptions::default(),
             &mut 0,
             &mut Handlers {
-                record: &mut |_| Ok(()),
+                records: &mut |_| Ok(()),
                 reject: &mut |_| AfterRejection::Continue,
                 progress: &mut |_| {},
             },

@@ -75,6 +75,58 @@ impl BlockBuffer {
         }
     }
 
+    /// Appends `records`, which fit in the block, column by column: each column's loop
+    /// stores into one slice, with the records (a game's) in L1.
+    fn push_all(&mut self, records: &[Record]) {
+        let rows = self.len..self.len + records.len();
+        fn fill<T>(column: &mut [T], records: &[Record], value: impl Fn(&Record) -> T) {
+            for (slot, record) in column.iter_mut().zip(records) {
+                *slot = value(record);
+            }
+        }
+        for (i, column) in self.bitboards.iter_mut().enumerate() {
+            let column = &mut column[rows.clone()];
+            if i < 6 {
+                fill(column, records, |r| r.position.piece_boards()[i]);
+            } else {
+                fill(column, records, |r| r.position.color_boards()[i - 6]);
+            }
+        }
+        fill(&mut self.side_to_move[rows.clone()], records, |r| {
+            r.position.side_to_move().index() as u8
+        });
+        fill(&mut self.castling[rows.clone()], records, |r| {
+            r.position.castling().bits()
+        });
+        fill(&mut self.en_passant[rows.clone()], records, |r| {
+            r.position.en_passant().map_or(NO_SQUARE, |sq| sq.index())
+        });
+        fill(&mut self.halfmove_clock[rows.clone()], records, |r| {
+            r.position.halfmove_clock()
+        });
+        fill(&mut self.fullmove_number[rows.clone()], records, |r| {
+            r.position.fullmove_number()
+        });
+        fill(&mut self.result[rows.clone()], records, |r| {
+            r.labels.result.map_or(NO_RESULT, GameResult::to_i8)
+        });
+        fill(&mut self.score[rows.clone()], records, |r| {
+            r.labels.score.unwrap_or(NO_SCORE)
+        });
+        fill(&mut self.game_id[rows.clone()], records, |r| {
+            r.labels.game_id.unwrap_or(NO_GAME)
+        });
+        fill(&mut self.ply[rows.clone()], records, |r| {
+            r.labels.ply.unwrap_or(NO_PLY)
+        });
+        for (k, column) in self.u16_labels.iter_mut().enumerate() {
+            fill(&mut column[rows.clone()], records, |r| {
+                r.labels.u16_labels()[k].unwrap_or(NO_U16)
+            });
+        }
+        self.len += records.len();
+    }
+
     fn push(&mut self, record: &Record) {
         let row = self.len;
         let position = &record.position;
@@ -205,6 +257,30 @@ impl DbWriter {
     /// The label columns the DB has so far.
     pub fn columns(&self) -> Columns {
         self.columns
+    }
+
+    /// [`DbWriter::push`] for each of `records`, in order; one check of the label columns
+    /// for them all, and each block's share stored column by column.
+    pub fn push_all(&mut self, records: &[Record]) -> Result<(), DbError> {
+        let labels = records.iter().fold(Columns::NONE, |all, record| {
+            all.union(Columns::of(&record.labels))
+        });
+        if !self.columns.contains(labels) {
+            self.widen(self.columns.union(labels))?;
+        }
+        self.used = self.used.union(labels);
+        let mut rest = records;
+        while !rest.is_empty() {
+            let room = self.block_size as usize - self.buffer.len;
+            let (now, later) = rest.split_at(room.min(rest.len()));
+            self.buffer.push_all(now);
+            self.count += now.len() as u64;
+            if self.buffer.len == self.block_size as usize {
+                self.flush_block()?;
+            }
+            rest = later;
+        }
+        Ok(())
     }
 
     pub fn push(&mut self, record: &Record) -> Result<(), DbError> {

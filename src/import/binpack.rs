@@ -149,7 +149,7 @@ impl Store<'_, '_> {
             match record {
                 Ok(record) => {
                     record.labels.game_id = Some(self.next_game_id.saturating_sub(1));
-                    (self.handlers.record)(record)?;
+                    (self.handlers.records)(std::slice::from_ref(record))?;
                     self.counts.positions += 1;
                 }
                 Err(reason) => {

@@ -115,7 +115,7 @@ pub fn import_sources(
             options,
             next_game_id,
             &mut Handlers {
-                record: &mut |record| writer.push(record),
+                records: &mut |records| writer.push_all(records),
                 reject: &mut |rejection| {
                     if strict {
                         return AfterRejection::Stop;

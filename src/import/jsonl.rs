@@ -101,7 +101,7 @@ fn store(
     for (i, result) in parsed.drain(..).enumerate() {
         match result {
             Ok(Some(record)) => {
-                (handlers.record)(&record)?;
+                (handlers.records)(std::slice::from_ref(&record))?;
                 counts.positions += 1;
             }
             Ok(None) => {}

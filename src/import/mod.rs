@@ -273,8 +273,8 @@ impl Counts {
 
 /// The callbacks of an import.
 pub struct Handlers<'a> {
-    /// Receives each good record.
-    pub record: &'a mut dyn FnMut(&Record) -> Result<(), DbError>,
+    /// Receives the good records, in order: a PGN game's at once, one at a time otherwise.
+    pub records: &'a mut dyn FnMut(&[Record]) -> Result<(), DbError>,
     /// Hears of each bad one.
     pub reject: &'a mut dyn FnMut(&Rejection) -> AfterRejection,
     /// Hears, now and then, how many bytes of the input (compressed) have been read.

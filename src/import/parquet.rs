@@ -520,7 +520,7 @@ fn import_batch(
     for (row, outcome) in parsed.into_iter().enumerate() {
         match outcome {
             Ok(record) => {
-                (handlers.record)(&record)?;
+                (handlers.records)(std::slice::from_ref(&record))?;
                 counts.positions += 1;
             }
             Err((reason, text)) => {

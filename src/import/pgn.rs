@@ -197,7 +197,7 @@ fn store(
         if run.records.capacity() > 2 * used + 1024 {
             run.records.shrink_to(used + used / 2);
         }
-        let mut records = run.records.iter_mut();
+        let mut records = run.records.as_mut_slice();
         for (outcome, span) in run.outcomes.drain(..).zip(&mut spans) {
             store_game(
                 outcome,
@@ -218,11 +218,11 @@ fn store(
 
 /// Stores one game's records (numbering it) or counts why it was left out.
 #[allow(clippy::too_many_arguments)]
-fn store_game<'a>(
+fn store_game(
     outcome: Outcome,
     span: &GameSpan,
     text: &[u8],
-    records: &mut impl Iterator<Item = &'a mut Record>,
+    records: &mut &mut [Record],
     input: &Input,
     next_game_id: &mut u32,
     handlers: &mut Handlers<'_>,
@@ -233,10 +233,12 @@ fn store_game<'a>(
             counts.games += 1;
             let game_id = *next_game_id;
             *next_game_id = next_game_id.saturating_add(1);
-            for record in records.take(count) {
+            let (game, rest) = std::mem::take(records).split_at_mut(count);
+            *records = rest;
+            for record in game.iter_mut() {
                 record.labels.game_id = Some(game_id);
-                (handlers.record)(record)?;
             }
+            (handlers.records)(game)?;
             counts.positions += count as u64;
         }
         Outcome::Dropped(filter) => {

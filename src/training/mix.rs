@@ -348,16 +348,19 @@ fn parse(path: PathBuf, cycle: bool, tx: std::sync::mpsc::SyncSender<Message>) {
             &ImportOptions::default(),
             &mut 0,
             &mut Handlers {
-                record: &mut |record| {
-                    chunk.push(record.clone());
-                    if chunk.len() == RECORD_CHUNK {
-                        let full = std::mem::replace(&mut chunk, Vec::with_capacity(RECORD_CHUNK));
-                        if tx.send(Message::Records(full)).is_err() {
-                            gone = true;
-                            return Err(DbError::Io {
-                                path: path.clone(),
-                                error: std::io::Error::other("the reader is gone"),
-                            });
+                records: &mut |records| {
+                    for record in records {
+                        chunk.push(record.clone());
+                        if chunk.len() == RECORD_CHUNK {
+                            let full =
+                                std::mem::replace(&mut chunk, Vec::with_capacity(RECORD_CHUNK));
+                            if tx.send(Message::Records(full)).is_err() {
+                                gone = true;
+                                return Err(DbError::Io {
+                                    path: path.clone(),
+                                    error: std::io::Error::other("the reader is gone"),
+                                });
+                            }
                         }
                     }
                     Ok(())
