@@ -5,7 +5,8 @@
 //!
 //! python-chess is the reference: games are cut where its `read_game` cuts them (`cut`),
 //! and their movetext tokenised and their moves read as it reads them (`san`, `game`),
-//! moves checked and played with `shakmaty`. A game python-chess reads cleanly comes out
+//! the starting position read and checked by `shakmaty` (python-chess's FEN rules), the
+//! moves found and played on pawnstorm's own board. A game python-chess reads cleanly comes out
 //! with the same positions, or is refused with its line and the reason; never skipped,
 //! merged or replayed differently.
 //!
