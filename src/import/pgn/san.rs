@@ -104,15 +104,7 @@ pub(super) fn move_token(text: &[u8]) -> Option<SanToken> {
         _ if is_separator(a) => (None, None, square(b, c)?, 3),
         _ => return None,
     };
-    let mut len = i0 + end;
-    let mut promotion = None;
-    if at(len) == b'=' && promotion_letter(at(len + 1)).is_some() {
-        promotion = promotion_letter(at(len + 1));
-        len += 2;
-    } else if let Some(role) = promotion_letter(at(len)) {
-        promotion = Some(role);
-        len += 1;
-    }
+    let (promotion, len) = promotion_suffix(text, i0 + end);
     Some(SanToken {
         piece,
         file,
@@ -121,6 +113,19 @@ pub(super) fn move_token(text: &[u8]) -> Option<SanToken> {
         promotion,
         len,
     })
+}
+
+/// The promotion after a move's target square ending at `end` (`=Q`, or `Q` alone), and
+/// where the token ends.
+fn promotion_suffix(text: &[u8], end: usize) -> (Option<PieceType>, usize) {
+    let at = |i: usize| text.get(i).copied().unwrap_or(0);
+    match (at(end), promotion_letter(at(end + 1))) {
+        (b'=', Some(piece)) => (Some(piece), end + 2),
+        (letter, _) => match promotion_letter(letter) {
+            Some(piece) => (Some(piece), end + 1),
+            None => (None, end),
+        },
+    }
 }
 
 /// Why a move token is not a legal move of the position (python-chess's error classes).
@@ -480,15 +485,7 @@ mod tests {
                         else {
                             continue;
                         };
-                        let mut len = i3 + 2;
-                        let mut promotion = None;
-                        if at(len) == b'=' && promotion_letter(at(len + 1)).is_some() {
-                            promotion = promotion_letter(at(len + 1));
-                            len += 2;
-                        } else if let Some(role) = promotion_letter(at(len)) {
-                            promotion = Some(role);
-                            len += 1;
-                        }
+                        let (promotion, len) = promotion_suffix(text, i3 + 2);
                         return Some(SanToken {
                             piece: piece.filter(|_| take_piece),
                             file: file.filter(|_| take_file),
