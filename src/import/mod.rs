@@ -327,7 +327,7 @@ pub fn import(
 /// progress reports.
 pub fn import_reader(
     name: String,
-    reader: Box<dyn Read>,
+    reader: Box<dyn Read + Send>,
     bytes_read: Arc<AtomicU64>,
     format: Format,
     options: &ImportOptions,
@@ -385,7 +385,7 @@ pub(crate) struct Input {
 /// Splits a stream into lines inside one large buffer, so that a line is a slice of it
 /// and only a line that straddles two reads is moved.
 struct LineReader {
-    inner: Box<dyn Read>,
+    inner: Box<dyn Read + Send>,
     buffer: Vec<u8>,
     start: usize,
     end: usize,
@@ -393,7 +393,7 @@ struct LineReader {
 }
 
 impl LineReader {
-    fn new(inner: Box<dyn Read>) -> LineReader {
+    fn new(inner: Box<dyn Read + Send>) -> LineReader {
         LineReader {
             inner,
             buffer: vec![0; 1 << 20],
@@ -497,17 +497,29 @@ impl Input {
         text: &str,
         counts: &mut Counts,
     ) -> Result<(), ImportError> {
-        counts.rejected += 1;
-        let rejection = Rejection {
-            file: self.name.clone(),
-            line,
-            reason,
-            text: text.to_string(),
-        };
-        match (handlers.reject)(&rejection) {
-            AfterRejection::Continue => Ok(()),
-            AfterRejection::Stop => Err(ImportError::Stopped(rejection)),
-        }
+        reject(&self.name, handlers, line, reason, text, counts)
+    }
+}
+
+/// Reports a bad record of input `file` to the handlers, and counts it.
+fn reject(
+    file: &str,
+    handlers: &mut Handlers<'_>,
+    line: u64,
+    reason: String,
+    text: &str,
+    counts: &mut Counts,
+) -> Result<(), ImportError> {
+    counts.rejected += 1;
+    let rejection = Rejection {
+        file: file.to_string(),
+        line,
+        reason,
+        text: text.to_string(),
+    };
+    match (handlers.reject)(&rejection) {
+        AfterRejection::Continue => Ok(()),
+        AfterRejection::Stop => Err(ImportError::Stopped(rejection)),
     }
 }
 
@@ -570,8 +582,8 @@ fn is_zstd_skippable_frame(start: &[u8]) -> bool {
 /// Opens an input, decompressing it when it starts with the gzip, zstd or bzip2 magic
 /// bytes (whatever its name), so compressed files and compressed standard input both
 /// work. Decompression streams: only the decoders' windows and buffers are held.
-fn open(source: &Source, count: &Arc<AtomicU64>) -> io::Result<Box<dyn Read>> {
-    let raw: Box<dyn Read> = match source {
+fn open(source: &Source, count: &Arc<AtomicU64>) -> io::Result<Box<dyn Read + Send>> {
+    let raw: Box<dyn Read + Send> = match source {
         Source::Stdin => Box::new(io::stdin()),
         Source::File(path) => Box::new(open_file(path)?),
     };

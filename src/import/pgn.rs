@@ -22,7 +22,9 @@ mod cut;
 mod game;
 mod san;
 
-use super::{Counts, Handlers, ImportError, ImportOptions, Input};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::{Counts, Handlers, ImportError, ImportOptions, Input, LineReader};
 use crate::position::board::{CastlingRights, CastlingSide, Position, PositionParts};
 use crate::position::labels::Record;
 use cut::GameSpan;
@@ -50,36 +52,49 @@ pub(super) fn import_games(
         .threads
         .unwrap_or_else(rayon::current_num_threads)
         .max(1);
+    // The reading side (its lines) and the side the stored records name (the file, the
+    // bytes read so far) are borrowed apart, so that the next batch is read on a worker
+    // while this thread stores.
+    let Input {
+        name,
+        lines,
+        bytes_read,
+        ..
+    } = input;
+    let source = Named { name, bytes_read };
     if threads == 1 {
         let mut batch = Batch::default();
         loop {
-            reader.fill(&mut batch, input)?;
+            reader.fill(&mut batch, lines, name)?;
             if batch.games.is_empty() {
                 break;
             }
             batch.replay(options, 1);
-            store(&mut batch, input, next_game_id, handlers, &mut counts)?;
+            store(&mut batch, &source, next_game_id, handlers, &mut counts)?;
         }
         return Ok(counts);
     }
     let pool = crate::io::workers::pool(Some(threads)).map_err(|e| ImportError::Io {
-        file: input.name.clone(),
+        file: name.clone(),
         error: std::io::Error::other(e),
     })?;
-    // Three batches in a pipeline: one stored, one replayed, one read. Their buffers go
-    // round and are reused, so that memory is allocated once.
+    // Three batches in a pipeline: one stored (on this thread), one replayed and one read
+    // (on the workers, which the store does not hold up). Their buffers go round and are
+    // reused, so that memory is allocated once.
     let mut done = Batch::default();
     let mut parsing = Batch::default();
     let mut reading = Batch::default();
-    reader.fill(&mut parsing, input)?;
+    reader.fill(&mut parsing, lines, name)?;
     while !parsing.games.is_empty() || !done.games.is_empty() {
         let mut stored = Ok(());
         let mut read = Ok(());
         pool.in_place_scope(|scope| {
             let batch = &mut parsing;
             scope.spawn(move |_| batch.replay(options, threads));
-            stored = store(&mut done, input, next_game_id, handlers, &mut counts);
-            read = reader.fill(&mut reading, input);
+            let (next, reader, lines, read) = (&mut reading, &mut reader, &mut *lines, &mut read);
+            let name = &*name;
+            scope.spawn(move |_| *read = reader.fill(next, lines, name));
+            stored = store(&mut done, &source, next_game_id, handlers, &mut counts);
         });
         stored?;
         read?;
@@ -153,21 +168,26 @@ struct BatchReader {
 }
 
 impl BatchReader {
-    /// Fills `batch` with the next games; none at the end of the input.
-    fn fill(&mut self, batch: &mut Batch, input: &mut Input) -> Result<(), ImportError> {
+    /// Fills `batch` with the next games of input `name`; none at its end.
+    fn fill(
+        &mut self,
+        batch: &mut Batch,
+        lines: &mut LineReader,
+        name: &str,
+    ) -> Result<(), ImportError> {
         batch.text.clear();
         batch.games.clear();
         batch.text.append(&mut self.carry);
         let mut want = BATCH_BYTES;
         loop {
             if !self.eof {
-                self.eof = input
-                    .lines
-                    .read_more(&mut batch.text, want)
-                    .map_err(|error| ImportError::Io {
-                        file: input.name.clone(),
-                        error,
-                    })?;
+                self.eof =
+                    lines
+                        .read_more(&mut batch.text, want)
+                        .map_err(|error| ImportError::Io {
+                            file: name.to_string(),
+                            error,
+                        })?;
             }
             let (rest, rest_line) =
                 cut::cut_games(&batch.text, self.carry_line, self.eof, &mut batch.games);
@@ -182,10 +202,16 @@ impl BatchReader {
     }
 }
 
+/// The input the records come from, as stores and refusals name it.
+struct Named<'a> {
+    name: &'a str,
+    bytes_read: &'a AtomicU64,
+}
+
 /// Stores a batch's kept games and reports its refused ones, in input order.
 fn store(
     batch: &mut Batch,
-    input: &Input,
+    input: &Named<'_>,
     next_game_id: &mut u32,
     handlers: &mut Handlers<'_>,
     counts: &mut Counts,
@@ -213,7 +239,7 @@ fn store(
         }
     }
     batch.games.clear();
-    (handlers.progress)(input.bytes_read());
+    (handlers.progress)(input.bytes_read.load(Ordering::Relaxed));
     Ok(())
 }
 
@@ -224,7 +250,7 @@ fn store_game(
     span: &GameSpan,
     text: &[u8],
     records: &mut &mut [Record],
-    input: &Input,
+    input: &Named<'_>,
     next_game_id: &mut u32,
     handlers: &mut Handlers<'_>,
     counts: &mut Counts,
@@ -259,7 +285,7 @@ fn store_game(
             let first = cut::next_line(&text[span.start..span.end], 0, true)
                 .map_or(&[][..], |(line, _)| line);
             let text = String::from_utf8_lossy(first).trim().to_string();
-            input.reject(handlers, span.first_line, reason, &text, counts)?;
+            super::reject(input.name, handlers, span.first_line, reason, &text, counts)?;
         }
     }
     Ok(())
