@@ -108,7 +108,7 @@ fn store(
             Err(reason) => {
                 let line = batch.first_line + i as u64;
                 let text = shorten(batch.line(i));
-                input.reject(handlers, line, reason, &text, counts)?;
+                super::reject(&input.name, handlers, line, reason, &text, counts)?;
             }
         }
     }

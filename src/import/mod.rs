@@ -488,17 +488,6 @@ impl Input {
     fn bytes_read(&self) -> u64 {
         self.bytes_read.load(Ordering::Relaxed)
     }
-
-    fn reject(
-        &self,
-        handlers: &mut Handlers<'_>,
-        line: u64,
-        reason: String,
-        text: &str,
-        counts: &mut Counts,
-    ) -> Result<(), ImportError> {
-        reject(&self.name, handlers, line, reason, text, counts)
-    }
 }
 
 /// Reports a bad record of input `file` to the handlers, and counts it.
