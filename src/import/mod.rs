@@ -409,18 +409,12 @@ impl LineReader {
         buf.extend_from_slice(&self.buffer[self.start..self.end]);
         self.start = 0;
         self.end = 0;
-        let target = buf.len() + want;
-        while buf.len() < target && !self.eof {
-            let len = buf.len();
-            buf.resize(target, 0);
-            let read = self.inner.read(&mut buf[len..]);
-            buf.truncate(len + *read.as_ref().unwrap_or(&0));
-            match read {
-                Ok(0) => self.eof = true,
-                Ok(_) => {}
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
+        if !self.eof {
+            // `read_to_end` reads into the vector's spare room without zeroing it first
+            // (resizing before each read zeroed the rest of the batch again after every
+            // short read, as decompressors give).
+            let read = (&mut self.inner).take(want as u64).read_to_end(buf)?;
+            self.eof = read < want;
         }
         Ok(self.eof)
     }
@@ -621,4 +615,41 @@ fn open_file(path: &Path) -> io::Result<File> {
         ));
     }
     Ok(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Hands out its text a few bytes at a time, as a decoder or a pipe may.
+    struct Dribble(io::Cursor<Vec<u8>>, usize);
+
+    impl Read for Dribble {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            self.1 = self.1 * 7 % 13 + 1;
+            let n = buf.len().min(self.1);
+            self.0.read(&mut buf[..n])
+        }
+    }
+
+    #[test]
+    fn read_more_appends_what_was_asked_for_and_says_when_the_input_ends() {
+        let text: Vec<u8> = (0..5000u32).map(|i| (i * 31 % 251) as u8).collect();
+        for want in [1, 7, 64, 4096, 1 << 20] {
+            let mut lines = LineReader::new(Box::new(Dribble(io::Cursor::new(text.clone()), 1)));
+            let mut got = b"kept".to_vec();
+            loop {
+                let before = got.len();
+                let ended = lines.read_more(&mut got, want).unwrap();
+                if !ended {
+                    assert_eq!(got.len() - before, want, "a short read before the end");
+                }
+                if ended {
+                    break;
+                }
+            }
+            assert_eq!(&got[..4], b"kept");
+            assert_eq!(&got[4..], &text[..], "read in steps of {want}");
+        }
+    }
 }
