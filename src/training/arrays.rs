@@ -54,29 +54,49 @@ fn stream_each<T: Send>(
     (name, descr, shape): (&str, &str, &[u64]),
     fill: impl Fn(usize, &Block<'_>, &[u32], &mut Vec<u8>) -> T + Sync,
     progress: &(dyn Fn(u64) + Sync),
-    mut each: impl FnMut(T) -> anyhow::Result<()>,
+    mut each: impl FnMut(T) -> anyhow::Result<()> + Send,
 ) -> anyhow::Result<()> {
     npz.start_array(name, descr, shape)?;
+    let blocks = db.block_count();
     let window = rayon::current_num_threads() * BLOCKS_PER_THREAD;
-    let mut first = 0;
-    while first < db.block_count() {
-        let last = (first + window).min(db.block_count());
-        let pieces: Vec<(Vec<u8>, T)> = (first..last)
+    // Each block's bytes with their CRC-32, computed where they are made.
+    let compute = |first: usize| -> anyhow::Result<Vec<(Vec<u8>, u32, T)>> {
+        (first..(first + window).min(blocks))
             .into_par_iter()
-            .map(|index| -> anyhow::Result<(Vec<u8>, T)> {
+            .map(|index| -> anyhow::Result<(Vec<u8>, u32, T)> {
                 let block = db.block(index)?;
                 let rows = selection.rows_of(index, &block);
                 let mut bytes = Vec::new();
                 let extra = fill(index, &block, &rows, &mut bytes);
                 progress(rows.len() as u64);
-                Ok((bytes, extra))
+                let crc = crc32fast::hash(&bytes);
+                Ok((bytes, crc, extra))
             })
-            .collect::<anyhow::Result<_>>()?;
-        for (bytes, extra) in pieces {
-            npz.write(&bytes)?;
-            each(extra)?;
-        }
-        first = last;
+            .collect()
+    };
+    // The next window is computed while this thread writes the last one (the copy into
+    // the file is serial): the two took turns before. `join` keeps
+    // both in the pool this runs in, and this thread joins the computing when it is done.
+    let mut pieces = if blocks > 0 { compute(0)? } else { Vec::new() };
+    let mut first = window;
+    while !pieces.is_empty() {
+        let write = || -> anyhow::Result<()> {
+            for (bytes, crc, extra) in pieces {
+                npz.write_with_crc(&bytes, crc)?;
+                each(extra)?;
+            }
+            Ok(())
+        };
+        let (written, next) = rayon::join(write, || {
+            if first < blocks {
+                compute(first)
+            } else {
+                Ok(Vec::new())
+            }
+        });
+        written?;
+        pieces = next?;
+        first += window;
     }
     Ok(())
 }
