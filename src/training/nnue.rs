@@ -120,13 +120,22 @@ impl FeatureSet {
         perspective: Color,
         out: &mut [i32; MAX_ACTIVE],
     ) -> usize {
-        let mut other = [0; MAX_ACTIVE];
-        let (ours, theirs) = if perspective == Color::White {
-            (out, &mut other)
-        } else {
-            (&mut other, out)
-        };
-        self.active_both(boards, Color::White, ours, theirs)
+        let kings = [
+            boards[KING].trailing_zeros() as u8,
+            boards[6 + KING].trailing_zeros() as u8,
+        ];
+        let all = boards.iter().fold(0, |all, &board| all | board);
+        let planes = code_planes(boards);
+        // Only `perspective`'s side, each square's code read straight from the planes (no
+        // packing, which pays only when both sides read the codes).
+        self.fill::<false>(
+            first_squares(all, MAX_ACTIVE as u32),
+            |_, square| code_at(&planes, square),
+            kings,
+            perspective,
+            out,
+            &mut [],
+        )
     }
 
     /// [`FeatureSet::active`] from both perspectives in one pass over the pieces: `ours`
@@ -160,28 +169,59 @@ impl FeatureSet {
         ours: &mut [i32; MAX_ACTIVE],
         theirs: &mut [i32; MAX_ACTIVE],
     ) -> usize {
-        let (our_base, our_orient) = self.layout(kings[us.index()] as i32, us);
-        let (their_base, their_orient) = self.layout(kings[(!us).index()] as i32, !us);
-        *ours = [-1; MAX_ACTIVE];
-        *theirs = [-1; MAX_ACTIVE];
-        // `pack` keeps 32 pieces at most.
+        let code_of = |i: usize, _| ((codes[i / 16] >> (4 * (i % 16))) & 15) as usize;
         let occupied = first_squares(occupied, MAX_ACTIVE as u32);
+        self.fill::<true>(occupied, code_of, kings, us, ours, theirs)
+    }
+
+    /// The features of the pieces on `occupied` (at most `MAX_ACTIVE` squares), the `i`-th
+    /// of them on `square` having the code `code_of(i, square)`: `us`'s into `ours` and,
+    /// when `BOTH`, the other side's into `theirs` (which may be empty otherwise).
+    #[inline(always)]
+    fn fill<const BOTH: bool>(
+        self,
+        occupied: u64,
+        code_of: impl Fn(usize, u32) -> usize,
+        kings: [u8; 2],
+        us: Color,
+        ours: &mut [i32; MAX_ACTIVE],
+        theirs: &mut [i32],
+    ) -> usize {
+        let (our_base, our_orient) = self.layout(kings[us.index()] as i32, us);
+        let (their_base, their_orient) = if BOTH {
+            self.layout(kings[(!us).index()] as i32, !us)
+        } else {
+            ([0; 12], 0)
+        };
+        let theirs: &mut [i32; MAX_ACTIVE] = if BOTH {
+            theirs.try_into().expect("MAX_ACTIVE features a side")
+        } else {
+            &mut [0; MAX_ACTIVE]
+        };
+        *ours = [-1; MAX_ACTIVE];
+        if BOTH {
+            *theirs = [-1; MAX_ACTIVE];
+        }
         let skips_kings = self == FeatureSet::HalfKp;
         let (mut n, mut i, mut b) = (0, 0, occupied);
         while b != 0 {
             let sq = b.trailing_zeros() as i32;
-            let code = ((codes[i / 16] >> (4 * (i % 16))) & 15) as usize;
+            let code = code_of(i, sq as u32);
             // n < 32 (at most 32 squares); the mask spares the bounds checks. A skipped
             // king is written and then overwritten (or cleared below): no branch.
             ours[n % MAX_ACTIVE] = our_base[code] + (sq ^ our_orient);
-            theirs[n % MAX_ACTIVE] = their_base[code] + (sq ^ their_orient);
+            if BOTH {
+                theirs[n % MAX_ACTIVE] = their_base[code] + (sq ^ their_orient);
+            }
             n += (!skips_kings || code % 6 != KING) as usize;
             i += 1;
             b &= b - 1;
         }
         for k in n..i {
             ours[k] = -1;
-            theirs[k] = -1;
+            if BOTH {
+                theirs[k] = -1;
+            }
         }
         n
     }
@@ -318,13 +358,10 @@ mod bmi2 {
     }
 }
 
-/// [`pack`] without PEXT: the four bits of each square's code are gathered into four
-/// boards first, so that one loop over the occupied squares in order reads each code.
-/// (A loop per board, twelve loops of unpredictable length, took a quarter of
-/// `features --kind nnue` on a CPU without fast PEXT.)
-fn pack_portable(boards: &[u64; 12]) -> (u64, [u64; 2]) {
-    let all = boards.iter().fold(0, |all, &board| all | board);
-    let occupied = first_squares(all, MAX_ACTIVE as u32);
+/// The four bits of each square's piece code (colour × 6 + type), bit `k` of them in
+/// plane `k`.
+#[inline(always)]
+fn code_planes(boards: &[u64; 12]) -> [u64; 4] {
     let mut planes = [0u64; 4];
     for (code, &board) in boards.iter().enumerate() {
         for (bit, plane) in planes.iter_mut().enumerate() {
@@ -333,18 +370,32 @@ fn pack_portable(boards: &[u64; 12]) -> (u64, [u64; 2]) {
             }
         }
     }
-    let code_at = |square: u32| {
-        (planes[0] >> square & 1)
-            | (planes[1] >> square & 1) << 1
-            | (planes[2] >> square & 1) << 2
-            | (planes[3] >> square & 1) << 3
-    };
+    planes
+}
+
+/// The piece code on `square`, from [`code_planes`].
+#[inline(always)]
+fn code_at(planes: &[u64; 4], square: u32) -> usize {
+    ((planes[0] >> square & 1)
+        | (planes[1] >> square & 1) << 1
+        | (planes[2] >> square & 1) << 2
+        | (planes[3] >> square & 1) << 3) as usize
+}
+
+/// [`pack`] without PEXT: the four bits of each square's code are gathered into four
+/// boards first, so that one loop over the occupied squares in order reads each code.
+/// (A loop per board, twelve loops of unpredictable length, took a quarter of
+/// `features --kind nnue` on a CPU without fast PEXT.)
+fn pack_portable(boards: &[u64; 12]) -> (u64, [u64; 2]) {
+    let all = boards.iter().fold(0, |all, &board| all | board);
+    let occupied = first_squares(all, MAX_ACTIVE as u32);
+    let planes = code_planes(boards);
     let mut pieces = [0u64; 2];
     let mut rest = occupied;
     for word in &mut pieces {
         let mut shift = 0;
         while rest != 0 && shift < 64 {
-            *word |= code_at(rest.trailing_zeros()) << shift;
+            *word |= (code_at(&planes, rest.trailing_zeros()) as u64) << shift;
             rest &= rest - 1;
             shift += 4;
         }
