@@ -167,7 +167,9 @@ impl NpzWriter {
         let (temp, pending) = crate::io::durable::temp_file_for(path, &prefix, ".partial")?;
         let (file, temp) = NamedTempFile::into_parts(temp);
         Ok(NpzWriter {
-            out: BufWriter::with_capacity(1 << 20, file),
+            // Small: the headers gather in it, and a block's bytes (larger) go past it
+            // straight to the file, not copied first.
+            out: BufWriter::with_capacity(64 << 10, file),
             pending,
             temp,
             target: path.to_path_buf(),
