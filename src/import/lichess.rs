@@ -311,6 +311,14 @@ fn lichess_eval(text: &[u8], mut at: usize, side_to_move: Color) -> Option<(i32,
 /// `H:MM:SS]` or `H:MM:SS.f]` from `at` (each field 1 to 9 digits, as [`clock_in_comment`]
 /// takes them); the whole seconds and the index after the `]`.
 fn lichess_clock(text: &[u8], at: usize) -> Option<(u32, usize)> {
+    // lichess writes `H:MM:SS]` under ten hours: those eight bytes are read at once.
+    if let Some(&[h, b':', m1, m2, b':', s1, s2, b']']) = text.get(at..at + 8)
+        && [h, m1, m2, s1, s2].iter().all(u8::is_ascii_digit)
+    {
+        let d = |byte: u8| u32::from(byte - b'0');
+        let seconds = (d(h) * 60 + d(m1) * 10 + d(m2)) * 60 + d(s1) * 10 + d(s2);
+        return Some((seconds, at + 8));
+    }
     let (hours, at) = lichess_digits(text, at)?;
     (text.get(at) == Some(&b':')).then_some(())?;
     let (minutes, at) = lichess_digits(text, at + 1)?;
