@@ -152,8 +152,23 @@ impl FeatureSet {
             boards[KING].trailing_zeros() as u8,
             boards[6 + KING].trailing_zeros() as u8,
         ];
-        let (occupied, codes) = pack(boards);
-        self.active_packed(occupied, codes, kings, us, ours, theirs)
+        #[cfg(target_arch = "x86_64")]
+        if pawnstorm_kernels::simd::cpu().fast_pext {
+            let (occupied, codes) = pack(boards);
+            return self.active_packed(occupied, codes, kings, us, ours, theirs);
+        }
+        // Without fast PEXT, packing gathers each square's code from the four code planes
+        // anyway: they are read here directly, without the nibbles in between.
+        let all = boards.iter().fold(0, |all, &board| all | board);
+        let planes = code_planes(boards);
+        self.fill::<true>(
+            first_squares(all, MAX_ACTIVE as u32),
+            |_, square| code_at(&planes, square),
+            kings,
+            us,
+            ours,
+            theirs,
+        )
     }
 
     /// [`FeatureSet::active_both`] from the packed form of a position: its occupied
