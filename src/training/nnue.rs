@@ -124,18 +124,9 @@ impl FeatureSet {
             boards[KING].trailing_zeros() as u8,
             boards[6 + KING].trailing_zeros() as u8,
         ];
-        let all = boards.iter().fold(0, |all, &board| all | board);
-        let planes = code_planes(boards);
         // Only `perspective`'s side, each square's code read straight from the planes (no
         // packing, which pays only when both sides read the codes).
-        self.fill::<false>(
-            first_squares(all, MAX_ACTIVE as u32),
-            |_, square| code_at(&planes, square),
-            kings,
-            perspective,
-            out,
-            &mut [],
-        )
+        self.fill_from_planes::<false>(boards, kings, perspective, out, &mut [])
     }
 
     /// [`FeatureSet::active`] from both perspectives in one pass over the pieces: `ours`
@@ -159,9 +150,22 @@ impl FeatureSet {
         }
         // Without fast PEXT, packing gathers each square's code from the four code planes
         // anyway: they are read here directly, without the nibbles in between.
+        self.fill_from_planes::<true>(boards, kings, us, ours, theirs)
+    }
+
+    /// [`FeatureSet::fill`] with each square's code read from [`code_planes`].
+    #[inline(always)]
+    fn fill_from_planes<const BOTH: bool>(
+        self,
+        boards: &[u64; 12],
+        kings: [u8; 2],
+        us: Color,
+        ours: &mut [i32; MAX_ACTIVE],
+        theirs: &mut [i32],
+    ) -> usize {
         let all = boards.iter().fold(0, |all, &board| all | board);
         let planes = code_planes(boards);
-        self.fill::<true>(
+        self.fill::<BOTH>(
             first_squares(all, MAX_ACTIVE as u32),
             |_, square| code_at(&planes, square),
             kings,
