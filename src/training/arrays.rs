@@ -59,14 +59,22 @@ fn stream_each<T: Send>(
     npz.start_array(name, descr, shape)?;
     let blocks = db.block_count();
     let window = rayon::current_num_threads() * BLOCKS_PER_THREAD;
-    // Each block's bytes with their CRC-32, computed where they are made.
-    let compute = |first: usize| -> anyhow::Result<Vec<(Vec<u8>, u32, T)>> {
-        (first..(first + window).min(blocks))
+    // Each block's bytes with their CRC-32, computed where they are made, into buffers
+    // handed back by the write before last: two windows' buffers, allocated once and
+    // reused. The memory held is then the same two windows whatever the timing; buffers
+    // freed and allocated anew were held for as long as the write took, anywhere between
+    // one window and two (a slow disk's writeback made it two, a fast one less).
+    let compute = |first: usize, spare: Vec<Vec<u8>>| -> anyhow::Result<Vec<(Vec<u8>, u32, T)>> {
+        let indices = first..(first + window).min(blocks);
+        let mut buffers = spare;
+        buffers.resize_with(indices.len(), Vec::new);
+        indices
             .into_par_iter()
-            .map(|index| -> anyhow::Result<(Vec<u8>, u32, T)> {
+            .zip(buffers)
+            .map(|(index, mut bytes)| -> anyhow::Result<(Vec<u8>, u32, T)> {
                 let block = db.block(index)?;
                 let rows = selection.rows_of(index, &block);
-                let mut bytes = Vec::new();
+                bytes.clear();
                 let extra = fill(index, &block, &rows, &mut bytes);
                 progress(rows.len() as u64);
                 let crc = crc32fast::hash(&bytes);
@@ -77,24 +85,31 @@ fn stream_each<T: Send>(
     // The next window is computed while this thread writes the last one (the copy into
     // the file is serial): the two took turns before. `join` keeps
     // both in the pool this runs in, and this thread joins the computing when it is done.
-    let mut pieces = if blocks > 0 { compute(0)? } else { Vec::new() };
+    let mut pieces = if blocks > 0 {
+        compute(0, Vec::new())?
+    } else {
+        Vec::new()
+    };
+    let mut spare = Vec::new();
     let mut first = window;
     while !pieces.is_empty() {
-        let write = || -> anyhow::Result<()> {
+        let write = || -> anyhow::Result<Vec<Vec<u8>>> {
+            let mut written = Vec::with_capacity(pieces.len());
             for (bytes, crc, extra) in pieces {
                 npz.write_with_crc(&bytes, crc)?;
                 each(extra)?;
+                written.push(bytes);
             }
-            Ok(())
+            Ok(written)
         };
         let (written, next) = rayon::join(write, || {
             if first < blocks {
-                compute(first)
+                compute(first, spare)
             } else {
                 Ok(Vec::new())
             }
         });
-        written?;
+        spare = written?;
         pieces = next?;
         first += window;
     }
