@@ -21,6 +21,9 @@ use pawnstorm_kernels::Color;
 use pawnstorm_kernels::Lanes;
 use pawnstorm_kernels::simd::{LanesFn, LevelFn, Path, dispatch, dispatch_level};
 
+#[cfg(target_arch = "x86_64")]
+use crate::training::nnue::wide::Wide;
+
 /// Blocks computed at once per worker thread before they are written.
 const BLOCKS_PER_THREAD: usize = 2;
 
@@ -423,12 +426,25 @@ pub fn write_terms(
 /// The 12 piece boards of a position: P N B R Q K of White, then of Black.
 #[inline(always)]
 fn piece_planes(block: &Block<'_>, row: usize) -> [u64; 12] {
-    let mut planes = [0u64; 12];
-    for (i, plane) in planes.iter_mut().enumerate() {
-        let (color, kind) = (i / 6, i % 6);
-        *plane = block.pieces[kind][row].0 & block.colors[color][row].0;
-    }
-    planes
+    // Written out: as a loop, the compiler kept it (with a division by 6 and two bounds
+    // checks a board) where the caller was large.
+    let [p, n, b, r, q, k] = block.pieces;
+    let [p, n, b, r, q, k] = [p[row].0, n[row].0, b[row].0, r[row].0, q[row].0, k[row].0];
+    let (white, black) = (block.colors[0][row].0, block.colors[1][row].0);
+    [
+        p & white,
+        n & white,
+        b & white,
+        r & white,
+        q & white,
+        k & white,
+        p & black,
+        n & black,
+        b & black,
+        r & black,
+        q & black,
+        k & black,
+    ]
 }
 
 /// Each bit of `board` as one byte, a1 first (rank by rank): an 8 x 8 plane, `[rank][file]`.
@@ -537,6 +553,8 @@ pub fn write_nnue(
     progress: &(dyn Fn(u64) + Sync),
 ) -> anyhow::Result<()> {
     let n = selection.count;
+    #[cfg(target_arch = "x86_64")]
+    let wide = Wide::new(set);
     for (name, side_to_move) in [("stm_features", true), ("nstm_features", false)] {
         stream(
             db,
@@ -547,6 +565,16 @@ pub fn write_nnue(
                 let start = out.len();
                 out.resize(start + rows.len() * MAX_ACTIVE * 4, 0);
                 let indices: &mut [i32] = bytemuck::cast_slice_mut(&mut out[start..]);
+                #[cfg(target_arch = "x86_64")]
+                if let Some(wide) = &wide {
+                    let position = |i: usize| {
+                        let (boards, all, stm) = row_position(block, rows[i] as usize);
+                        (boards, all, if side_to_move { stm } else { !stm })
+                    };
+                    // SAFETY: `Wide::new` found AVX2.
+                    unsafe { wide.fill_rows::<false>(rows.len(), position, indices, &mut []) };
+                    return;
+                }
                 for (&row, slot) in rows.iter().zip(indices.chunks_exact_mut(MAX_ACTIVE)) {
                     let r = row as usize;
                     let boards = piece_planes(block, r);
@@ -623,6 +651,20 @@ pub fn nnue_features_into(
         })
 }
 
+/// Row `r`'s piece boards, their union and the side to move.
+#[inline(always)]
+fn row_position(block: &Block<'_>, r: usize) -> ([u64; 12], u64, Color) {
+    let us = if block.side_to_move[r] == 0 {
+        Color::White
+    } else {
+        Color::Black
+    };
+    let [p, n, b, q, rook, k] = block.pieces;
+    let all = (p[r].0 | n[r].0 | b[r].0 | q[r].0 | rook[r].0 | k[r].0)
+        & (block.colors[0][r].0 | block.colors[1][r].0);
+    (piece_planes(block, r), all, us)
+}
+
 /// The features of rows `rows` of `block` into `ours` and `theirs` (32 a row, in order).
 /// The loop runs through [`dispatch`], compiled per instruction-set level with the
 /// packing (PEXT) and the feature loop inlined (called from plain x86-64 code it ran at
@@ -640,6 +682,13 @@ fn block_nnue_features(
         rows: &'a [u32],
         ours: &'a mut [i32],
         theirs: &'a mut [i32],
+    }
+    #[cfg(target_arch = "x86_64")]
+    if let Some(wide) = Wide::new(set) {
+        let position = |i: usize| row_position(block, rows[i] as usize);
+        // SAFETY: `Wide::new` found AVX2.
+        unsafe { wide.fill_rows::<true>(rows.len(), position, ours, theirs) };
+        return;
     }
     impl LevelFn for Rows<'_, '_> {
         type Output = ();
