@@ -5,6 +5,7 @@
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use pawnstorm::export::filters::Filter;
 use pawnstorm::training::arrays;
+use pawnstorm::training::loader::{Packed, Recycler, build_batch};
 use pawnstorm::training::nnue::FeatureSet;
 
 mod common;
@@ -41,5 +42,27 @@ fn nnue(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, nnue);
+/// The Python `Loader`'s batches: the features of packed positions (32 bytes each, as the
+/// shuffle buffer holds them) into a batch's arrays, one thread.
+fn loader_batches(c: &mut Criterion) {
+    let (_dir, _db, records) = common::database();
+    let packed: Vec<Packed> = records.iter().map(Packed::of_record).collect();
+    let recycler = Recycler::default();
+    let mut group = c.benchmark_group("loader_batch");
+    group.throughput(Throughput::Elements(packed.len() as u64));
+    for set in FeatureSet::ALL {
+        group.bench_with_input(BenchmarkId::from_parameter(set.name()), &set, |b, &set| {
+            b.iter(|| {
+                for chunk in packed.chunks(16_384) {
+                    let batch = build_batch(chunk, set, &recycler);
+                    recycler.give(batch.stm_features);
+                    recycler.give(batch.nstm_features);
+                }
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, nnue, loader_batches);
 criterion_main!(benches);

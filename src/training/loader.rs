@@ -120,7 +120,8 @@ impl Packed {
         }
     }
 
-    fn of_record(record: &Record) -> Packed {
+    /// The packed form of a record (as the shuffle buffer holds it).
+    pub fn of_record(record: &Record) -> Packed {
         let p = &record.position;
         let mut boards = [0u64; 12];
         for color in [Color::White, Color::Black] {
@@ -627,7 +628,31 @@ pub fn build_batch(positions: &[Packed], set: FeatureSet, recycler: &Recycler) -
         score: Vec::with_capacity(n),
         result: Vec::with_capacity(n),
     };
-    for packed in positions {
+    let mut rest = positions;
+    #[cfg(target_arch = "x86_64")]
+    if let Some(wide) = crate::training::nnue::wide::Wide::new(set) {
+        let unpacked = |packed: &Packed| {
+            let us = if packed.stm == 0 {
+                Color::White
+            } else {
+                Color::Black
+            };
+            (packed.occupied, packed.pieces, packed.kings, us)
+        };
+        let (stm_features, nstm_features) = (&mut batch.stm_features, &mut batch.nstm_features);
+        let each = |ours: &[i32; MAX_ACTIVE], theirs: &[i32; MAX_ACTIVE]| {
+            stm_features.extend_from_slice(ours);
+            nstm_features.extend_from_slice(theirs);
+        };
+        // SAFETY: `Wide::new` found AVX2.
+        if unsafe { wide.fill_packed_rows(positions, unpacked, each) }.is_some() {
+            for packed in positions {
+                push_labels(&mut batch, packed);
+            }
+            rest = &[];
+        }
+    }
+    for packed in rest {
         let us = if packed.stm == 0 {
             Color::White
         } else {
@@ -645,16 +670,21 @@ pub fn build_batch(positions: &[Packed], set: FeatureSet, recycler: &Recycler) -
         );
         batch.stm_features.extend_from_slice(&ours);
         batch.nstm_features.extend_from_slice(&theirs);
-        batch.stm.push(packed.stm);
-        batch.score.push(packed.score);
-        batch.result.push(match packed.result {
-            2 => 1.0,
-            1 => 0.5,
-            0 => 0.0,
-            _ => f32::NAN,
-        });
+        push_labels(&mut batch, packed);
     }
     batch
+}
+
+/// A position's side to move, score and result, appended to `batch`.
+fn push_labels(batch: &mut Batch, packed: &Packed) {
+    batch.stm.push(packed.stm);
+    batch.score.push(packed.score);
+    batch.result.push(match packed.result {
+        2 => 1.0,
+        1 => 0.5,
+        0 => 0.0,
+        _ => f32::NAN,
+    });
 }
 
 #[cfg(test)]
@@ -686,6 +716,58 @@ mod tests {
             (batch.stm[0], batch.score[0], batch.result[0]),
             (1, -35, 0.0)
         );
+    }
+
+    #[test]
+    fn a_batch_holds_each_positions_features_as_the_packed_reference_gives_them() {
+        // The texel fixture's positions, both sides to move, in every feature set (the
+        // batch goes through the AVX2 path where the CPU has it; the reference is the
+        // one-position scalar code).
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fixtures/texel/labeled-from-fixture-pgns.epd"
+        ))
+        .unwrap();
+        let positions: Vec<Packed> = text
+            .lines()
+            .take(3000)
+            .map(|line| {
+                let record = crate::position::labels::parse_line(line).unwrap().unwrap();
+                Packed::of_record(&record)
+            })
+            .collect();
+        assert!(positions.iter().any(|p| p.stm == 1) && positions.iter().any(|p| p.stm == 0));
+        let sets = [
+            FeatureSet::Chess768,
+            FeatureSet::HalfKp,
+            FeatureSet::HalfKaV2Hm,
+            FeatureSet::parse("768x4hm").unwrap(),
+            FeatureSet::parse("768x16hm").unwrap(),
+        ];
+        for set in sets {
+            let batch = build_batch(&positions, set, &Recycler::default());
+            assert_eq!(batch.len, positions.len());
+            for (i, packed) in positions.iter().enumerate() {
+                let us = if packed.stm == 0 {
+                    Color::White
+                } else {
+                    Color::Black
+                };
+                let (mut ours, mut theirs) = ([0; MAX_ACTIVE], [0; MAX_ACTIVE]);
+                set.active_packed(
+                    packed.occupied,
+                    packed.pieces,
+                    packed.kings,
+                    us,
+                    &mut ours,
+                    &mut theirs,
+                );
+                let row = i * MAX_ACTIVE..(i + 1) * MAX_ACTIVE;
+                assert_eq!(&batch.stm_features[row.clone()], &ours, "{set:?} row {i}");
+                assert_eq!(&batch.nstm_features[row], &theirs, "{set:?} row {i}");
+                assert_eq!(batch.stm[i], packed.stm);
+            }
+        }
     }
 
     #[test]

@@ -637,6 +637,33 @@ mod tests {
                     (n, ours, theirs),
                     "{set:?} {us:?} {b:x?}"
                 );
+                if set != FeatureSet::HalfKp {
+                    let (occupied, pieces) = pack(b);
+                    let (mut packed_ours, mut packed_theirs) = ([0; MAX_ACTIVE], [0; MAX_ACTIVE]);
+                    set.active_packed(
+                        occupied,
+                        pieces,
+                        kings,
+                        us,
+                        &mut packed_ours,
+                        &mut packed_theirs,
+                    );
+                    let mut seen = Vec::new();
+                    // SAFETY: as above.
+                    let done = unsafe {
+                        wide.fill_packed_rows(
+                            &[()],
+                            |_| (occupied, pieces, kings, us),
+                            |o, t| seen.push((*o, *t)),
+                        )
+                    };
+                    assert_eq!(done, Some(()));
+                    assert_eq!(
+                        seen,
+                        vec![(packed_ours, packed_theirs)],
+                        "{set:?} {us:?} {b:x?}"
+                    );
+                }
                 let mut alone = [7; MAX_ACTIVE];
                 // SAFETY: as above.
                 let alone_n = unsafe { wide.fill::<false>(b, !us, &mut alone, &mut []) };

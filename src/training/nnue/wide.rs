@@ -149,6 +149,45 @@ impl Wide {
         }
     }
 
+    /// [`FeatureSet::active_packed`] for each of `rows`: `packed(row)` gives its occupied
+    /// squares (at most 32), their codes (nibbles, see [`super::pack`]), the kings' squares
+    /// and the side to move, whose features go first (`ours`, 32 a row) and the other
+    /// side's into `theirs`. `None` for HalfKP, whose kings have no feature: the nibbles
+    /// would have to be compacted around them.
+    ///
+    /// # Safety
+    /// The CPU has AVX2, BMI1 and POPCNT (which [`Wide::new`] checked).
+    #[target_feature(enable = "avx2,bmi1,popcnt")]
+    pub unsafe fn fill_packed_rows<T>(
+        &self,
+        rows: &[T],
+        packed: impl Fn(&T) -> (u64, [u64; 2], [u8; 2], Color),
+        mut each: impl FnMut(&[i32; MAX_ACTIVE], &[i32; MAX_ACTIVE]),
+    ) -> Option<()> {
+        if self.set == FeatureSet::HalfKp {
+            return None;
+        }
+        let mut list = List::default();
+        let (mut ours, mut theirs) = ([0; MAX_ACTIVE], [0; MAX_ACTIVE]);
+        for row in rows {
+            let (occupied, pieces, kings, us) = packed(row);
+            self.list_of(first_squares(occupied, MAX_ACTIVE as u32), &mut list);
+            // SAFETY: 16 bytes.
+            let nibbles = unsafe { _mm_loadu_si128(pieces.as_ptr().cast()) };
+            let fifteen = _mm_set1_epi8(15);
+            let (even, odd) = (
+                _mm_and_si128(nibbles, fifteen),
+                _mm_and_si128(_mm_srli_epi16::<4>(nibbles), fifteen),
+            );
+            let codes =
+                _mm256_set_m128i(_mm_unpackhi_epi8(even, odd), _mm_unpacklo_epi8(even, odd));
+            let kings = [kings[0] as i32, kings[1] as i32];
+            self.write::<true>(kings, &list, codes, us, &mut ours, &mut theirs);
+            each(&ours, &theirs);
+        }
+        Some(())
+    }
+
     /// [`FeatureSet::active_both`] (`BOTH`) or [`FeatureSet::active`] into `ours`.
     ///
     /// # Safety
@@ -181,6 +220,13 @@ impl Wide {
         } else {
             occupied
         };
+        self.list_of(listed, list);
+    }
+
+    /// The squares of `listed` (at most 32) in ascending order.
+    #[inline]
+    #[target_feature(enable = "avx2,bmi1,popcnt")]
+    fn list_of(&self, listed: u64, list: &mut List) {
         // Eight squares at a time (each write's bytes past the group's squares are
         // overwritten by the next, or lie past the count).
         list.count = 0;
@@ -218,6 +264,24 @@ impl Wide {
         // SAFETY: 32 of the 40 bytes.
         let squares = unsafe { _mm256_loadu_si256(list.squares.as_ptr().cast()) };
         let codes = codes_on(&code_planes(boards), squares);
+        self.write::<BOTH>(kings, list, codes, us, ours, theirs)
+    }
+
+    /// The features of the pieces on `list`'s squares, whose codes are `codes` (a byte
+    /// each, in the list's order).
+    #[inline]
+    #[target_feature(enable = "avx2,bmi1,popcnt")]
+    fn write<const BOTH: bool>(
+        &self,
+        kings: [i32; 2],
+        list: &List,
+        codes: __m256i,
+        us: Color,
+        ours: &mut [i32; MAX_ACTIVE],
+        theirs: &mut [i32],
+    ) -> usize {
+        // SAFETY: 32 of the 40 bytes.
+        let squares = unsafe { _mm256_loadu_si256(list.squares.as_ptr().cast()) };
         let last = _mm256_set1_epi32(list.count as i32 - 1);
         let slots = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
         let eight = _mm256_set1_epi32(8);
