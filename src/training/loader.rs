@@ -120,6 +120,30 @@ impl Packed {
         }
     }
 
+    /// The side to move.
+    fn side_to_move(&self) -> Color {
+        if self.stm == 0 {
+            Color::White
+        } else {
+            Color::Black
+        }
+    }
+
+    /// The features from the side to move's perspective and the other side's, one
+    /// position at a time (the reference of the batches' AVX2 path).
+    fn features(&self, set: FeatureSet) -> ([i32; MAX_ACTIVE], [i32; MAX_ACTIVE]) {
+        let (mut ours, mut theirs) = ([0; MAX_ACTIVE], [0; MAX_ACTIVE]);
+        set.active_packed(
+            self.occupied,
+            self.pieces,
+            self.kings,
+            self.side_to_move(),
+            &mut ours,
+            &mut theirs,
+        );
+        (ours, theirs)
+    }
+
     /// The packed form of a record (as the shuffle buffer holds it).
     pub fn of_record(record: &Record) -> Packed {
         let p = &record.position;
@@ -632,11 +656,7 @@ pub fn build_batch(positions: &[Packed], set: FeatureSet, recycler: &Recycler) -
     #[cfg(target_arch = "x86_64")]
     if let Some(wide) = crate::training::nnue::wide::Wide::new(set) {
         let unpacked = |packed: &Packed| {
-            let us = if packed.stm == 0 {
-                Color::White
-            } else {
-                Color::Black
-            };
+            let us = packed.side_to_move();
             (packed.occupied, packed.pieces, packed.kings, us)
         };
         let (stm_features, nstm_features) = (&mut batch.stm_features, &mut batch.nstm_features);
@@ -653,21 +673,8 @@ pub fn build_batch(positions: &[Packed], set: FeatureSet, recycler: &Recycler) -
         }
     }
     for packed in rest {
-        let us = if packed.stm == 0 {
-            Color::White
-        } else {
-            Color::Black
-        };
         // Built on the stack and appended: the arrays are not zeroed first.
-        let (mut ours, mut theirs) = ([0; MAX_ACTIVE], [0; MAX_ACTIVE]);
-        set.active_packed(
-            packed.occupied,
-            packed.pieces,
-            packed.kings,
-            us,
-            &mut ours,
-            &mut theirs,
-        );
+        let (ours, theirs) = packed.features(set);
         batch.stm_features.extend_from_slice(&ours);
         batch.nstm_features.extend_from_slice(&theirs);
         push_labels(&mut batch, packed);
@@ -748,20 +755,7 @@ mod tests {
             let batch = build_batch(&positions, set, &Recycler::default());
             assert_eq!(batch.len, positions.len());
             for (i, packed) in positions.iter().enumerate() {
-                let us = if packed.stm == 0 {
-                    Color::White
-                } else {
-                    Color::Black
-                };
-                let (mut ours, mut theirs) = ([0; MAX_ACTIVE], [0; MAX_ACTIVE]);
-                set.active_packed(
-                    packed.occupied,
-                    packed.pieces,
-                    packed.kings,
-                    us,
-                    &mut ours,
-                    &mut theirs,
-                );
+                let (ours, theirs) = packed.features(set);
                 let row = i * MAX_ACTIVE..(i + 1) * MAX_ACTIVE;
                 assert_eq!(&batch.stm_features[row.clone()], &ours, "{set:?} row {i}");
                 assert_eq!(&batch.nstm_features[row], &theirs, "{set:?} row {i}");

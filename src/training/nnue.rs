@@ -527,11 +527,11 @@ mod tests {
         assert_eq!(active(FeatureSet::HalfKaV2Hm, fen, Color::Black), want);
     }
 
-    #[test]
-    fn packing_agrees_with_the_piece_by_piece_reference() {
-        // splitmix64, seeded: random boards of up to 40 distinct squares (past 32 only the
-        // first 32 squares are kept).
-        let mut state = 11u64;
+    /// Random boards of up to 40 distinct squares (past 32 only the first 32 squares
+    /// count; a board may lack a king or have several), from splitmix64 seeded with
+    /// `seed`, each with its occupied squares.
+    fn random_boards(seed: u64, count: usize) -> Vec<([u64; 12], u64)> {
+        let mut state = seed;
         let mut next = |n: u64| {
             state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
             let mut z = state;
@@ -539,16 +539,25 @@ mod tests {
             z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
             (z ^ (z >> 31)) % n
         };
-        for _ in 0..20_000 {
-            let mut boards = [0u64; 12];
-            let mut taken = 0u64;
-            for _ in 0..next(41) {
-                let sq = next(64);
-                if taken & (1 << sq) == 0 {
-                    taken |= 1 << sq;
-                    boards[next(12) as usize] |= 1 << sq;
+        (0..count)
+            .map(|_| {
+                let mut boards = [0u64; 12];
+                let mut taken = 0u64;
+                for _ in 0..next(41) {
+                    let sq = next(64);
+                    if taken & (1 << sq) == 0 {
+                        taken |= 1 << sq;
+                        boards[next(12) as usize] |= 1 << sq;
+                    }
                 }
-            }
+                (boards, taken)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn packing_agrees_with_the_piece_by_piece_reference() {
+        for (boards, taken) in random_boards(11, 20_000) {
             let packed = pack(&boards);
             assert_eq!(packed, pack_by_boards(&boards), "{boards:x?}");
             assert_eq!(
@@ -582,14 +591,6 @@ mod tests {
             eprintln!("skipped: the process runs below AVX2");
             return;
         }
-        let mut state = 5u64;
-        let mut next = |n: u64| {
-            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            (z ^ (z >> 31)) % n
-        };
         // Real positions (kings on every file, the a and h files' pieces), then random
         // boards of up to 40 pieces: past 32 only the first 32 squares count, and a board
         // may lack a king or have several.
@@ -603,18 +604,7 @@ mod tests {
         .iter()
         .map(|fen| boards(fen))
         .collect();
-        for _ in 0..20_000 {
-            let mut b = [0u64; 12];
-            let mut taken = 0u64;
-            for _ in 0..next(41) {
-                let sq = next(64);
-                if taken & (1 << sq) == 0 {
-                    taken |= 1 << sq;
-                    b[next(12) as usize] |= 1 << sq;
-                }
-            }
-            positions.push(b);
-        }
+        positions.extend(random_boards(5, 20_000).into_iter().map(|(b, _)| b));
         for set in every_set() {
             let wide = wide::Wide::new(set).expect("every set's indices split into tables");
             for (i, b) in positions.iter().enumerate() {
