@@ -652,6 +652,8 @@ pub fn build_batch(positions: &[Packed], set: FeatureSet, recycler: &Recycler) -
         score: Vec::with_capacity(n),
         result: Vec::with_capacity(n),
     };
+    // The positions left to the scalar path: all of them unless the AVX2 path took them.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
     let mut rest = positions;
     #[cfg(target_arch = "x86_64")]
     if let Some(wide) = crate::training::nnue::wide::Wide::new(set) {

@@ -11,6 +11,9 @@ use pawnstorm_kernels::simd::{LevelFn, Path, dispatch_level};
 
 #[cfg(target_arch = "x86_64")]
 use crate::training::nnue::wide::Wide;
+/// No AVX2 code off x86-64: nothing of this type is ever made.
+#[cfg(not(target_arch = "x86_64"))]
+type Wide = std::convert::Infallible;
 
 use super::{Selection, piece_planes, stream};
 
@@ -47,13 +50,7 @@ pub fn write_nnue(
                     return;
                 }
                 for (&row, slot) in rows.iter().zip(indices.chunks_exact_mut(MAX_ACTIVE)) {
-                    let r = row as usize;
-                    let boards = piece_planes(block, r);
-                    let stm = if block.side_to_move[r] == 0 {
-                        Color::White
-                    } else {
-                        Color::Black
-                    };
+                    let (boards, _, stm) = row_position(block, row as usize);
                     let perspective = if side_to_move { stm } else { !stm };
                     let slot: &mut [i32; MAX_ACTIVE] = slot.try_into().expect("32 a row");
                     set.active(&boards, perspective, slot);
@@ -112,12 +109,16 @@ pub fn nnue_features_into(
         their_rest = rest;
         shares.push((index, our_share, their_share));
     }
+    #[cfg(target_arch = "x86_64")]
+    let wide = Wide::new(set);
+    #[cfg(not(target_arch = "x86_64"))]
+    let wide: Option<Wide> = None;
     shares
         .into_par_iter()
         .try_for_each(|(index, our_share, their_share)| -> anyhow::Result<()> {
             let block = db.block(index)?;
             let rows = selection.rows_of(index, &block);
-            block_nnue_features(set, &block, &rows, our_share, their_share);
+            block_nnue_features(set, wide.as_ref(), &block, &rows, our_share, their_share);
             Ok(())
         })
 }
@@ -136,12 +137,14 @@ fn row_position(block: &Block<'_>, r: usize) -> ([u64; 12], u64, Color) {
     (piece_planes(block, r), all, us)
 }
 
-/// The features of rows `rows` of `block` into `ours` and `theirs` (32 a row, in order).
-/// The loop runs through [`dispatch`], compiled per instruction-set level with the
-/// packing (PEXT) and the feature loop inlined (called from plain x86-64 code it ran at
-/// 0.90 of a `target-cpu=native` build's speed).
+/// The features of rows `rows` of `block` into `ours` and `theirs` (32 a row, in order):
+/// with `wide`'s AVX2 code where the process has it, else a loop run through
+/// [`dispatch_level`], compiled per instruction-set level with the packing (PEXT) and the
+/// feature loop inlined (called from plain x86-64 code it ran at 0.90 of a
+/// `target-cpu=native` build's speed).
 fn block_nnue_features(
     set: FeatureSet,
+    wide: Option<&Wide>,
     block: &Block<'_>,
     rows: &[u32],
     ours: &mut [i32],
@@ -155,12 +158,14 @@ fn block_nnue_features(
         theirs: &'a mut [i32],
     }
     #[cfg(target_arch = "x86_64")]
-    if let Some(wide) = Wide::new(set) {
+    if let Some(wide) = wide {
         let position = |i: usize| row_position(block, rows[i] as usize);
         // SAFETY: `Wide::new` found AVX2.
         unsafe { wide.fill_rows::<true>(rows.len(), position, ours, theirs) };
         return;
     }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = wide;
     impl LevelFn for Rows<'_, '_> {
         type Output = ();
         #[inline(always)]
@@ -170,14 +175,9 @@ fn block_nnue_features(
                 .chunks_exact_mut(MAX_ACTIVE)
                 .zip(self.theirs.chunks_exact_mut(MAX_ACTIVE));
             for (&row, (our_slot, their_slot)) in self.rows.iter().zip(slots) {
-                let r = row as usize;
-                let us = if self.block.side_to_move[r] == 0 {
-                    Color::White
-                } else {
-                    Color::Black
-                };
+                let (boards, _, us) = row_position(self.block, row as usize);
                 self.set.active_both(
-                    &piece_planes(self.block, r),
+                    &boards,
                     us,
                     our_slot.try_into().expect("32 a row"),
                     their_slot.try_into().expect("32 a row"),
