@@ -12,7 +12,7 @@
 
 use pawnstorm_kernels::attacks::{
     between, bishop_attacks, bishop_rays, king_attacks, knight_attacks, line, pawn_attacks,
-    queen_attacks, rook_attacks, rook_rays,
+    rook_attacks, rook_rays,
 };
 use pawnstorm_kernels::{Bitboard, Color, Square};
 
@@ -253,13 +253,19 @@ pub(super) fn candidates(board: &Board, role: PieceType, to: Square) -> Candidat
         if !answers_check || us.contains(to) {
             return list;
         }
-        let reach = match role {
-            PieceType::Knight => knight_attacks(to),
-            PieceType::Bishop => bishop_attacks(to, occupied),
-            PieceType::Rook => rook_attacks(to, occupied),
-            _ => queen_attacks(to, occupied),
+        // A slider is found by its empty-board rays and the squares between it and the
+        // target (two small tables) rather than the attack tables, whose rook part is
+        // larger than many cores' L2 cache: a side has one or two pieces of a kind.
+        let (reach, slides) = match role {
+            PieceType::Knight => (knight_attacks(to), false),
+            PieceType::Bishop => (bishop_rays(to), true),
+            PieceType::Rook => (rook_rays(to), true),
+            _ => (rook_rays(to) | bishop_rays(to), true),
         };
         for from in (reach & position.pieces(stm, role)).squares() {
+            if slides && !(between(from, to) & occupied).is_empty() {
+                continue;
+            }
             if allowed(from) {
                 list.push(Move::new(from, to, MoveKind::Normal));
             }
