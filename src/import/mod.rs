@@ -403,18 +403,29 @@ impl LineReader {
         }
     }
 
-    /// Appends up to `want` more bytes of the input to `buf` (fewer only at its end), as
-    /// they come, line endings and all; says whether the input has ended.
-    fn read_more(&mut self, buf: &mut Vec<u8>, want: usize) -> io::Result<bool> {
-        buf.extend_from_slice(&self.buffer[self.start..self.end]);
+    /// Reads up to `want` more bytes of the input into `buf` after its first `*len`
+    /// (fewer only at its end), as they come, line endings and all, and moves `*len` past
+    /// them; says whether the input has ended. `buf` is the bytes' room and only grows, so
+    /// that each byte of it is zeroed once: read through `Read::read_buf`, as
+    /// `read_to_end` reads, a reader of this crate (which cannot implement it on stable
+    /// Rust) had its whole room zeroed before every read.
+    fn read_more(&mut self, buf: &mut Vec<u8>, len: &mut usize, want: usize) -> io::Result<bool> {
+        let pending = self.end - self.start;
+        let end = *len + pending + want;
+        if buf.len() < end {
+            buf.resize(end, 0);
+        }
+        buf[*len..*len + pending].copy_from_slice(&self.buffer[self.start..self.end]);
+        *len += pending;
         self.start = 0;
         self.end = 0;
-        if !self.eof {
-            // `read_to_end` reads into the vector's spare room without zeroing it first
-            // (resizing before each read zeroed the rest of the batch again after every
-            // short read, as decompressors give).
-            let read = (&mut self.inner).take(want as u64).read_to_end(buf)?;
-            self.eof = read < want;
+        while !self.eof && *len < end {
+            match self.inner.read(&mut buf[*len..end]) {
+                Ok(0) => self.eof = true,
+                Ok(n) => *len += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
         }
         Ok(self.eof)
     }
@@ -637,19 +648,21 @@ mod tests {
         let text: Vec<u8> = (0..5000u32).map(|i| (i * 31 % 251) as u8).collect();
         for want in [1, 7, 64, 4096, 1 << 20] {
             let mut lines = LineReader::new(Box::new(Dribble(io::Cursor::new(text.clone()), 1)));
-            let mut got = b"kept".to_vec();
+            // Room left from a longer earlier batch, past `len`, is overwritten.
+            let mut got = b"kept and then some stale bytes".to_vec();
+            let mut len = 4;
             loop {
-                let before = got.len();
-                let ended = lines.read_more(&mut got, want).unwrap();
+                let before = len;
+                let ended = lines.read_more(&mut got, &mut len, want).unwrap();
                 if !ended {
-                    assert_eq!(got.len() - before, want, "a short read before the end");
+                    assert_eq!(len - before, want, "a short read before the end");
                 }
                 if ended {
                     break;
                 }
             }
             assert_eq!(&got[..4], b"kept");
-            assert_eq!(&got[4..], &text[..], "read in steps of {want}");
+            assert_eq!(&got[4..len], &text[..], "read in steps of {want}");
         }
     }
 }

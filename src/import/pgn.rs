@@ -107,7 +107,9 @@ pub(super) fn import_games(
 /// Whole games of the input, where they are, and (once replayed) what became of them.
 #[derive(Default)]
 struct Batch {
+    /// The games' bytes are `text[..len]`; the rest is room kept from earlier batches.
     text: Vec<u8>,
+    len: usize,
     games: Vec<GameSpan>,
     /// The games' outcomes and records, a run of consecutive games each.
     runs: Vec<Run>,
@@ -132,7 +134,7 @@ impl Batch {
         };
         self.runs.resize_with(runs, Run::default);
         let per_run = self.games.len().div_ceil(runs).max(1);
-        let text = &self.text;
+        let text = &self.text[..self.len];
         let replay_run = |(run, spans): (&mut Run, &[GameSpan])| {
             run.outcomes.clear();
             run.records.clear();
@@ -175,29 +177,34 @@ impl BatchReader {
         lines: &mut LineReader,
         name: &str,
     ) -> Result<(), ImportError> {
-        batch.text.clear();
         batch.games.clear();
-        batch.text.append(&mut self.carry);
+        let carried = self.carry.len();
+        if batch.text.len() < carried {
+            batch.text.resize(carried, 0);
+        }
+        batch.text[..carried].copy_from_slice(&self.carry);
+        batch.len = carried;
+        self.carry.clear();
         let mut want = BATCH_BYTES;
         loop {
             if !self.eof {
-                self.eof =
-                    lines
-                        .read_more(&mut batch.text, want)
-                        .map_err(|error| ImportError::Io {
-                            file: name.to_string(),
-                            error,
-                        })?;
+                self.eof = lines
+                    .read_more(&mut batch.text, &mut batch.len, want)
+                    .map_err(|error| ImportError::Io {
+                        file: name.to_string(),
+                        error,
+                    })?;
             }
+            let text = &batch.text[..batch.len];
             let (rest, rest_line) =
-                cut::cut_games(&batch.text, self.carry_line, self.eof, &mut batch.games);
+                cut::cut_games(text, self.carry_line, self.eof, &mut batch.games);
             if !batch.games.is_empty() || self.eof {
-                self.carry.extend_from_slice(&batch.text[rest..]);
+                self.carry.extend_from_slice(&text[rest..]);
                 self.carry_line = rest_line;
                 return Ok(());
             }
             // One game longer than the batch: read on to its end.
-            want = batch.text.len().max(BATCH_BYTES);
+            want = batch.len.max(BATCH_BYTES);
         }
     }
 }
@@ -229,7 +236,7 @@ fn store(
             store_game(
                 outcome,
                 span,
-                &batch.text,
+                &batch.text[..batch.len],
                 &mut records,
                 input,
                 next_game_id,
