@@ -389,6 +389,32 @@ fn append_adds_and_game_ids_continue() {
     assert_eq!(range.lines().count(), 3);
 }
 
+/// A compressed PGN cut short fails with the file's name and writes nothing, on one thread
+/// and on the import's pipeline of several, where the error comes after batches already
+/// stored (the input is several batches long).
+#[test]
+fn a_truncated_compressed_pgn_fails_on_any_number_of_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let games = std::fs::read(fixture("pgn/lichess-2025-05-sample.pgn")).unwrap();
+    let gz = temp(&dir, "cut.pgn.gz");
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    for _ in 0..4 {
+        encoder.write_all(&games).unwrap();
+        encoder.write_all(b"\n\n").unwrap();
+    }
+    let whole = encoder.finish().unwrap();
+    std::fs::write(&gz, &whole[..whole.len() * 3 / 4]).unwrap();
+    for threads in ["1", "2"] {
+        let out = temp(&dir, &format!("t{threads}.psdb"));
+        let stderr = fails(&["import", s(&gz), "-o", s(&out), "--threads", threads]);
+        assert!(
+            stderr.contains("cut.pgn.gz") && stderr.contains("deflate"),
+            "{threads} threads: {stderr}"
+        );
+        assert!(!out.exists(), "{threads} threads: a DB was written");
+    }
+}
+
 #[test]
 fn damaged_and_foreign_files_fail_cleanly() {
     let dir = tempfile::tempdir().unwrap();
