@@ -389,6 +389,33 @@ fn append_adds_and_game_ids_continue() {
     assert_eq!(range.lines().count(), 3);
 }
 
+/// `-o -` is standard output to a user; a DB cannot be written there, and no file named
+/// `-` appears (it did).
+#[test]
+fn a_db_is_never_written_to_standard_output_or_a_file_named_dash() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = temp(&dir, "db.psdb");
+    ok(&["import", &fixture("epd/bk.epd"), "-o", s(&db)]);
+    for args in [
+        vec!["import", &fixture("epd/bk.epd"), "-o", "-"],
+        vec!["dedup", s(&db), "-o", "-"],
+    ] {
+        let output = Command::cargo_bin("pawnstorm")
+            .unwrap()
+            .args(&args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{args:?}");
+        assert!(stderr.contains("standard output"), "{args:?}: {stderr}");
+        assert!(
+            !dir.path().join("-").exists(),
+            "{args:?} wrote a file named -"
+        );
+    }
+}
+
 /// A compressed PGN cut short fails with the file's name and writes nothing, on one thread
 /// and on the import's pipeline of several, where the error comes after batches already
 /// stored (the input is several batches long).

@@ -522,7 +522,20 @@ impl BlockFile {
     }
 }
 
+/// Every writer starts here (create and append). `-` is standard output elsewhere in the
+/// CLI, but a DB is written in place, its header last, so it cannot go to a pipe; a file
+/// named `-` is what nobody asking for that means.
 fn lock_existing(path: &Path) -> Result<Option<File>, DbError> {
+    if path.as_os_str() == "-" {
+        return Err(DbError::io(
+            path,
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "a DB cannot be written to standard output: give a file name \
+                 (`export` writes positions to standard output)",
+            ),
+        ));
+    }
     crate::io::durable::lock_existing(path).map_err(|e| DbError::io(path, e))
 }
 
