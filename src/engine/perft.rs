@@ -19,7 +19,14 @@ pub fn perft(board: &Board, depth: u32) -> u64 {
             legal_moves(board, &mut moves);
             moves
                 .iter()
-                .map(|&mv| perft(&board.play(mv), depth - 1))
+                .map(|&mv| {
+                    // Made in place rather than by `play`: the board `play` returned was
+                    // copied once more, 16 bytes at a time straight after `make_move`'s
+                    // 8-byte stores, which the CPU cannot forward (a tenth of perft's time).
+                    let mut child = board.clone();
+                    child.make_move(mv);
+                    perft(&child, depth - 1)
+                })
                 .sum()
         }
     }

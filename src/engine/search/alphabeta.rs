@@ -440,7 +440,10 @@ impl<'a> Search<'a> {
                     continue;
                 }
             }
-            let child = board.play(mv);
+            // In place rather than by `play`, whose result was copied again just after
+            // `make_move` wrote it (loads the CPU cannot forward from those stores).
+            let mut child = board.clone();
+            child.make_move(mv);
             self.tt.prefetch(child.key());
             let gives_check = child.in_check();
             // Futility: a quiet move that gives no check cannot lift a hopeless eval.
@@ -733,7 +736,8 @@ impl<'a> Search<'a> {
                     continue;
                 }
             }
-            let child = board.play(mv);
+            let mut child = board.clone();
+            child.make_move(mv);
             self.keys.push(key);
             let score = -self.quiescence(&child, -beta, -alpha, ply + 1);
             self.keys.pop();
