@@ -22,7 +22,7 @@ pub fn perft(board: &Board, depth: u32) -> u64 {
                 .map(|&mv| {
                     // Made in place rather than by `play`: the board `play` returned was
                     // copied once more, 16 bytes at a time straight after `make_move`'s
-                    // 8-byte stores, which the CPU cannot forward (a tenth of perft's time).
+                    // 8-byte stores, which the CPU cannot forward (about 5% of perft 6).
                     let mut child = board.clone();
                     child.make_move(mv);
                     perft(&child, depth - 1)
