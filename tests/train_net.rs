@@ -616,7 +616,7 @@ fn bad_options_and_inputs_are_refused_clearly() {
     let db = db.to_str().unwrap();
     let out = dir.path().join("net.nnue");
     let out = out.to_str().unwrap();
-    let cases: [(&[&str], &str); 7] = [
+    let cases: [(&[&str], &str); 8] = [
         (
             &["train-net", db, "-o", out, "--hidden", "100"],
             "multiple of 16",
@@ -626,6 +626,10 @@ fn bad_options_and_inputs_are_refused_clearly() {
             "multiple of 16",
         ),
         (&["train-net", db, "-o", out, "--wdl", "1.5"], "from 0 to 1"),
+        (
+            &["train-net", db, "-o", out, "--weight-decay", "-0.1"],
+            "of 0 or more",
+        ),
         (
             &["train-net", "missing.psdb", "-o", out],
             "missing.psdb: no such file",
@@ -905,6 +909,50 @@ fn a_warm_up_climbs_to_the_learning_rate_before_the_cosine() {
         provenance.contains("lr 0.003 after 2 warm-up epochs"),
         "the provenance says so"
     );
+}
+
+/// `--weight-decay D` trains another net than the default 0.01 (each weight pulled
+/// harder towards 0), says so in the provenance, and a checkpoint made with one decay does
+/// not resume with another.
+#[test]
+fn weight_decay_is_an_option_the_net_and_its_checkpoint_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("train.psdb");
+    write_db(&db, 2000);
+    let db = db.to_str().unwrap();
+    let net = |name: &str, extra: &[&str]| {
+        let out = dir.path().join(name);
+        let mut args = vec!["--epochs", "2"];
+        args.extend_from_slice(extra);
+        train(db, out.to_str().unwrap(), &args);
+        std::fs::read(&out).unwrap()
+    };
+    let plain = net("plain.nnue", &[]);
+    let stated = net("stated.nnue", &["--weight-decay", "0.01"]);
+    let strong = net("strong.nnue", &["--weight-decay", "2"]);
+    let weights = |bytes: &[u8]| {
+        Network::from_bytes(bytes, "net")
+            .unwrap()
+            .raw_bytes()
+            .to_vec()
+    };
+    assert_eq!(weights(&plain), weights(&stated), "0.01 is the default");
+    assert_ne!(weights(&plain), weights(&strong));
+    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).to_string();
+    assert!(
+        text(&plain).contains("weight decay 0.01,"),
+        "{}",
+        text(&plain)
+    );
+    assert!(text(&strong).contains("weight decay 2,"));
+    // The strong decay's checkpoint is not resumed under the default.
+    let strong_out = dir.path().join("strong.nnue");
+    let error = fails(&train_args(
+        db,
+        strong_out.to_str().unwrap(),
+        &["--epochs", "3", "--resume"],
+    ));
+    assert!(error.contains("weight-decay"), "{error}");
 }
 
 /// The fixture's positions in shuffled batches of 4,000 (a 10,000-position buffer).

@@ -83,6 +83,17 @@ pub struct Args {
     /// 0.001 → 0.001 · 0.3³)
     #[arg(long, value_parser = non_negative)]
     final_lr: Option<f64>,
+    /// AdamW's decoupled weight decay: each step multiplies every weight by 1 − lr × D
+    /// before the update (bullet's default 0.01). More is a stronger pull towards 0, for
+    /// nets with more weights than their data fills (docs/NNUE.md)
+    #[arg(
+        long,
+        value_name = "D",
+        default_value_t = DEFAULT_WEIGHT_DECAY,
+        value_parser = non_negative,
+        allow_negative_numbers = true
+    )]
+    weight_decay: f64,
     /// Epochs of linear warm-up before the cosine: epoch e < N at --lr · (e + 1) / (N + 1);
     /// the cosine then runs over the epochs after them (with --epoch-positions, by superbatch)
     #[arg(long, default_value_t = 0, value_name = "N")]
@@ -243,6 +254,9 @@ impl Observer for Progress {
 
 /// The logistic's scale when there are no results to fit it to: bullet's.
 const SCALE_WITHOUT_RESULTS: f64 = 400.0;
+/// `--weight-decay`'s default: the trainer's own (`optimiser::WEIGHT_DECAY`), written as
+/// the f64 the option parses to, so that the default compares equal to it.
+const DEFAULT_WEIGHT_DECAY: f64 = 0.01;
 
 pub fn run(args: Args, _global: Global) -> Result<()> {
     let started = Instant::now();
@@ -334,6 +348,7 @@ pub fn run(args: Args, _global: Global) -> Result<()> {
         scale: SCALE_WITHOUT_RESULTS,
         lr: args.lr,
         final_lr,
+        weight_decay: args.weight_decay,
         warmup: args.warmup,
         batch_size: args.batch_size as usize,
         holdout: args.holdout,
@@ -537,6 +552,10 @@ fn options_text(args: &Args, inputs: &[Input], final_lr: f64, filters: &FilterAr
     if args.warmup > 0 {
         text.push_str(&format!("warmup={}\n", args.warmup));
     }
+    // Only when not the default, as above.
+    if args.weight_decay != DEFAULT_WEIGHT_DECAY {
+        text.push_str(&format!("weight-decay={}\n", args.weight_decay));
+    }
     text
 }
 
@@ -596,8 +615,8 @@ fn provenance(
     text.push_str(&format!("command: {}\n", command.join(" ")));
     text.push_str(&format!("date: {}\n", today()));
     text.push_str(&format!(
-        "network: ({} -> {}) x 2 -> 1 SCReLU{}; wdl {}, lr {}{} -> {final_lr} (cosine), batch \
-         {}, seed {}, holdout {}\n",
+        "network: ({} -> {}) x 2 -> 1 SCReLU{}; wdl {}, lr {}{} -> {final_lr} (cosine), weight \
+         decay {}, batch {}, seed {}, holdout {}\n",
         match args.king_buckets {
             Some(layout) => format!(
                 "768x{}hm, king buckets {}{}",
@@ -622,6 +641,7 @@ fn provenance(
             0 => String::new(),
             n => format!(" after {n} warm-up epochs"),
         },
+        args.weight_decay,
         args.batch_size,
         args.seed,
         args.holdout

@@ -31,6 +31,8 @@ pub fn slice_len(layout: Layout) -> usize {
 pub const BETA1: f32 = 0.9;
 pub const BETA2: f32 = 0.999;
 pub const EPSILON: f32 = 1e-8;
+/// AdamW's decoupled weight decay unless a run sets its own (bullet's default): each step
+/// multiplies every parameter by `1 - lr * decay` before the update.
 pub const WEIGHT_DECAY: f32 = 0.01;
 /// Parameters one task of the update handles.
 const UPDATE_CHUNK: usize = 16 * 1024;
@@ -121,6 +123,8 @@ pub struct Trainer {
     tiling: Tiling,
     /// Positions a gradient buffer sums ([`slice_len`]).
     slice: usize,
+    /// AdamW's decoupled weight decay ([`WEIGHT_DECAY`] unless set).
+    weight_decay: f32,
 }
 
 impl Trainer {
@@ -138,7 +142,14 @@ impl Trainer {
             objective,
             buffers: Vec::new(),
             merged: Vec::new(),
+            weight_decay: WEIGHT_DECAY,
         }
+    }
+
+    /// With AdamW's weight decay `decay` instead of [`WEIGHT_DECAY`].
+    pub fn with_weight_decay(mut self, decay: f32) -> Trainer {
+        self.weight_decay = decay;
+        self
     }
 
     fn slices(&mut self, len: usize) -> usize {
@@ -191,6 +202,7 @@ impl Trainer {
         let correction1 = 1.0 - BETA1.powi(t);
         let correction2 = 1.0 - BETA2.powi(t);
         let buffers = &self.buffers[..slices];
+        let shrink = 1.0 - lr * self.weight_decay;
         let state = &mut self.state;
         state
             .params
@@ -211,7 +223,7 @@ impl Trainer {
                     m[i] = BETA1 * m[i] + (1.0 - BETA1) * g;
                     v[i] = BETA2 * v[i] + (1.0 - BETA2) * g * g;
                     let update = (m[i] / correction1) / ((v[i] / correction2).sqrt() + EPSILON);
-                    let decayed = p[i] * (1.0 - lr * WEIGHT_DECAY);
+                    let decayed = p[i] * shrink;
                     p[i] = (decayed - lr * update).clamp(-CLIP, CLIP);
                 }
             });

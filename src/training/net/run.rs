@@ -41,6 +41,8 @@ pub struct RunConfig {
     pub scale: f64,
     pub lr: f64,
     pub final_lr: f64,
+    /// AdamW's decoupled weight decay (`optimiser::WEIGHT_DECAY` by default).
+    pub weight_decay: f64,
     /// Epochs (superbatches) of linear warm-up before the cosine (see [`scheduled_lr`]).
     pub warmup: u64,
     pub batch_size: usize,
@@ -323,7 +325,7 @@ pub fn train(
         wdl: config.wdl as f32,
         scale: config.scale as f32,
     };
-    let mut trainer = Trainer::new(state, objective);
+    let mut trainer = Trainer::new(state, objective).with_weight_decay(config.weight_decay as f32);
     let mut reports = Vec::new();
     let (mut total_positions, mut total_seconds) = (0u64, 0.0f64);
     let mut held_counts = None;

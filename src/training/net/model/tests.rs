@@ -308,6 +308,50 @@ fn a_trainer_steps_alike_in_every_layout() {
     }
 }
 
+/// AdamW's weight decay is decoupled: one step with decay `d` leaves every parameter the
+/// undecayed step's less `lr · d` times its value before the step (within the clip), and
+/// no decay is no shrink.
+#[test]
+fn weight_decay_shrinks_each_parameter_by_its_own_value() {
+    use crate::training::net::optimiser::WEIGHT_DECAY;
+    use crate::training::net::{State, Trainer};
+    let layout = Layout::single(32);
+    let batch = batch_of(&FENS, set_of(layout));
+    let objective = Objective {
+        wdl: 0.3,
+        scale: 150.0,
+    };
+    let lr = 0.01f32;
+    let step = |decay: Option<f32>| {
+        let trainer = Trainer::new(State::new(layout, 5), objective);
+        let mut trainer = match decay {
+            Some(d) => trainer.with_weight_decay(d),
+            None => trainer,
+        };
+        trainer.step(&batch, lr);
+        trainer.state().params
+    };
+    let before = State::new(layout, 5).params;
+    let undecayed = step(Some(0.0));
+    let (decay, decayed) = (0.5f32, step(Some(0.5)));
+    let mut shrunk = 0;
+    for ((&p0, &plain), &with) in before.iter().zip(&undecayed).zip(&decayed) {
+        if plain.abs() >= CLIP * 0.999 || with.abs() >= CLIP * 0.999 {
+            continue;
+        }
+        let expected = plain - lr * decay * p0;
+        assert!(
+            (with - expected).abs() <= 1e-6 * (1.0 + p0.abs()),
+            "{p0} stepped to {plain} without decay and {with} with it, not {expected}"
+        );
+        shrunk += (p0 != 0.0) as usize;
+    }
+    assert!(shrunk > 1000, "only {shrunk} parameters were checked");
+    // The default is the constant, and differs from none.
+    assert_eq!(step(None), step(Some(WEIGHT_DECAY)));
+    assert_ne!(step(None), undecayed);
+}
+
 /// The tiled layout is a permutation of the first layer's units, and the flat one is the
 /// parameters' own.
 #[test]
