@@ -257,6 +257,10 @@ const SCALE_WITHOUT_RESULTS: f64 = 400.0;
 /// `--weight-decay`'s default: the trainer's own (`optimiser::WEIGHT_DECAY`), written as
 /// the f64 the option parses to, so that the default compares equal to it.
 const DEFAULT_WEIGHT_DECAY: f64 = 0.01;
+const _: () = assert!(
+    DEFAULT_WEIGHT_DECAY as f32 == pawnstorm::training::net::optimiser::WEIGHT_DECAY,
+    "the option's default is the trainer's"
+);
 
 pub fn run(args: Args, _global: Global) -> Result<()> {
     let started = Instant::now();
