@@ -616,7 +616,7 @@ fn bad_options_and_inputs_are_refused_clearly() {
     let db = db.to_str().unwrap();
     let out = dir.path().join("net.nnue");
     let out = out.to_str().unwrap();
-    let cases: [(&[&str], &str); 8] = [
+    let cases: [(&[&str], &str); 10] = [
         (
             &["train-net", db, "-o", out, "--hidden", "100"],
             "multiple of 16",
@@ -629,6 +629,15 @@ fn bad_options_and_inputs_are_refused_clearly() {
         (
             &["train-net", db, "-o", out, "--weight-decay", "-0.1"],
             "of 0 or more",
+        ),
+        // Negative numbers reach each option's own check, not clap's "unexpected argument".
+        (
+            &["train-net", db, "-o", out, "--lr", "-1"],
+            "not a positive number",
+        ),
+        (
+            &["train-net", db, "-o", out, "--holdout", "-0.1"],
+            "not a fraction",
         ),
         (
             &["train-net", "missing.psdb", "-o", out],

@@ -487,6 +487,9 @@ fn bad_options_are_refused_clearly() {
     assert!(error.contains("--holdout"), "{error}");
     let error = fails(&["tune", &texel, "-o", out, "--lr", "0"]);
     assert!(error.contains("positive"), "{error}");
+    // A negative number reaches the option's own check, not clap's "unexpected argument".
+    let error = fails(&["tune", &texel, "-o", out, "--l2", "-1"]);
+    assert!(error.contains("of 0 or more"), "{error}");
     // The fixture games have results only: scores alone leave nothing.
     let error = fails(&["tune", &texel, "-o", out, "--wdl-weight", "0"]);
     assert!(

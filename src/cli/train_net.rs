@@ -57,7 +57,13 @@ pub struct Args {
     /// without a label the blend needs are skipped. Default 0.3: on pawnstorm's self-play
     /// it predicted held-out results best of 0, 0.3 and 0.5 and won its games
     /// (docs/NNUE.md, "The blend")
-    #[arg(long, value_name = "W", default_value_t = 0.3, value_parser = unit_interval)]
+    #[arg(
+        long,
+        value_name = "W",
+        default_value_t = 0.3,
+        value_parser = unit_interval,
+        allow_negative_numbers = true
+    )]
     wdl: f64,
     /// The logistic's scale S in centipawns, for both halves of the target and for the
     /// net's output: sigmoid(cp / S). `fit` (the default): the S at which the training
@@ -77,11 +83,11 @@ pub struct Args {
     #[arg(long)]
     resume: bool,
     /// AdamW's learning rate at the first epoch; it decays (cosine) to --final-lr at the last
-    #[arg(long, default_value_t = 0.001, value_parser = positive)]
+    #[arg(long, default_value_t = 0.001, value_parser = positive, allow_negative_numbers = true)]
     lr: f64,
     /// The learning rate at the last epoch (default: --lr × 0.027, bullet's example schedule
     /// 0.001 → 0.001 · 0.3³)
-    #[arg(long, value_parser = non_negative)]
+    #[arg(long, value_parser = non_negative, allow_negative_numbers = true)]
     final_lr: Option<f64>,
     /// AdamW's decoupled weight decay: each step multiplies every weight by 1 − lr × D
     /// before the update (bullet's default 0.01). More is a stronger pull towards 0, for
@@ -103,7 +109,12 @@ pub struct Args {
     batch_size: u64,
     /// Fraction held out to measure the loss on, as `tune` splits: whole games where the
     /// inputs have game ids, else runs of 512 consecutive positions (0: none)
-    #[arg(long, default_value_t = 0.1, value_parser = holdout_fraction)]
+    #[arg(
+        long,
+        default_value_t = 0.1,
+        value_parser = holdout_fraction,
+        allow_negative_numbers = true
+    )]
     holdout: f64,
     /// Also measure the loss after each epoch on these positions (never trained on; the
     /// run's filters apply), e.g. data/validation/*.binpack: a fixed set, so that the losses

@@ -32,7 +32,7 @@ pub struct Args {
     epochs: usize,
     /// Adam's learning rate: about the most a weight moves in one step, in centipawns. It
     /// decays (cosine) to a tenth of this over the run
-    #[arg(long, default_value_t = 1.0, value_parser = positive)]
+    #[arg(long, default_value_t = 1.0, value_parser = positive, allow_negative_numbers = true)]
     lr: f64,
     /// Positions per Adam step
     #[arg(long, default_value_t = 16384, value_parser = clap::value_parser!(u64).range(1..))]
@@ -40,15 +40,25 @@ pub struct Args {
     /// The target's share of the game result, the rest being the stored score through the
     /// same sigmoid: 1 tunes to results alone, 0 to scores alone. Positions without a label
     /// the blend needs are dropped
-    #[arg(long, default_value_t = 1.0, value_parser = unit_interval)]
+    #[arg(long, default_value_t = 1.0, value_parser = unit_interval, allow_negative_numbers = true)]
     wdl_weight: f64,
     /// Fraction of the positions held out to measure the loss on: whole games when the
     /// positions have game ids, otherwise whole runs of 512 consecutive positions
-    #[arg(long, default_value_t = 0.1, value_parser = holdout_fraction)]
+    #[arg(
+        long,
+        default_value_t = 0.1,
+        value_parser = holdout_fraction,
+        allow_negative_numbers = true
+    )]
     holdout: f64,
     /// Pull towards the starting weights: the training objective gains
     /// L2 x sum((weight - start)^2), weights in pawns (docs/TUNING.md)
-    #[arg(long, default_value_t = DEFAULT_L2, value_parser = non_negative)]
+    #[arg(
+        long,
+        default_value_t = DEFAULT_L2,
+        value_parser = non_negative,
+        allow_negative_numbers = true
+    )]
     l2: f64,
     /// End the run after this many epochs without a lower held-out loss; the weights
     /// written are always those of the epoch with the lowest held-out loss
@@ -56,7 +66,7 @@ pub struct Args {
     patience: u64,
     /// The sigmoid's K (p = 1 / (1 + 10^(-K x eval / 400))) instead of fitting it to the
     /// results
-    #[arg(long, value_parser = positive)]
+    #[arg(long, value_parser = positive, allow_negative_numbers = true)]
     k: Option<f64>,
     /// Keep these weights at their starting values: names or prefixes as `pawnstorm weights`
     /// prints them (material, psqt.king, passed.rank2)
