@@ -15,6 +15,7 @@ use super::{Board, Move, MoveList};
 use crate::position::board::{CastlingSide, PieceType, Position, back_rank};
 
 /// Every legal move of `board`, appended to `list`.
+#[inline]
 pub fn legal_moves(board: &Board, list: &mut MoveList) {
     generate::<_, true, true>(board, list);
 }
@@ -31,6 +32,7 @@ pub fn quiets(board: &Board, list: &mut MoveList) {
 }
 
 /// The number of legal moves, without listing them.
+#[inline]
 pub fn count_legal_moves(board: &Board) -> u64 {
     let mut counter = Counter(0);
     generate::<_, true, true>(board, &mut counter);

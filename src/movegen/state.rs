@@ -133,6 +133,7 @@ impl Board {
 
     /// Plays `mv`, which must be a legal move of this position (one the generator gave):
     /// anything else leaves the board in an unspecified (but memory-safe) state.
+    #[inline]
     pub fn make_move(&mut self, mv: Move) {
         let us = self.position.side_to_move();
         let them = !us;
