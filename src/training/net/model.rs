@@ -507,10 +507,18 @@ pub fn error_and_gradient(
         scratch,
         gradient,
     };
-    simd::dispatch_level(training_path(), pass)
+    let path = if tiling.is_flat() {
+        training_path()
+    } else {
+        simd::Path::new(simd::level(), simd::Width::One).unwrap_or_else(simd::Path::scalar)
+    };
+    simd::dispatch_level(path, pass)
 }
 
-/// The level the training passes run at: the process's, but AVX2 where that is AVX-512.
+/// The level the flat training passes run at: the process's, but AVX2 where that is
+/// AVX-512. (The tiled passes, whose unit loops are fixed at the tile's width, run at the
+/// process's level: AVX-512 trained `768x8hm → 512` 1.08× faster there on an Intel Xeon,
+/// the same net.)
 /// With AVX-512 enabled the compiler vectorises the 16-lane arrays across the units of a
 /// block instead (gathers and scatters, `vgatherqps`/`vscatterqps`, for every load and
 /// store of a row): on a 2-core Zen 4 the whole training ran at 0.28M positions/s there
@@ -520,8 +528,8 @@ fn training_path() -> simd::Path {
         .unwrap_or_else(simd::Path::scalar)
 }
 
-/// The level the training passes run at in a process at `level`: the same, but AVX2 for
-/// AVX-512 (above). Public for the test that trains at each level (tests/simd_levels.rs).
+/// The level the flat training passes run at in a process at `level`: the same, but AVX2
+/// for AVX-512 (above). Public for the test that trains at each level (tests/simd_levels.rs).
 pub fn training_level(level: simd::Level) -> simd::Level {
     match level {
         simd::Level::Avx512 => simd::Level::Avx2,
