@@ -7,6 +7,7 @@
 //! step's arithmetic is the same on any number of threads and in any timing: the same seed
 //! and inputs give the same net bit for bit.
 
+use pawnstorm_kernels::simd::{self, LevelFn};
 use rayon::prelude::*;
 
 use super::model::{self, CLIP, Layout, Objective, Scratch, Tiling};
@@ -203,6 +204,11 @@ impl Trainer {
         let correction2 = 1.0 - BETA2.powi(t);
         let buffers = &self.buffers[..slices];
         let shrink = 1.0 - lr * self.weight_decay;
+        // The update at the process's level: its divisions and square roots in the widest
+        // vectors (the same IEEE results at every width), where plain x86-64 code did them
+        // four at a time. 15% of a `768x8hm → 512` run's samples before.
+        let path =
+            simd::Path::new(simd::level(), simd::Width::One).unwrap_or_else(simd::Path::scalar);
         let state = &mut self.state;
         state
             .params
@@ -212,20 +218,18 @@ impl Trainer {
             .enumerate()
             .for_each(|(c, ((p, m), v))| {
                 let start = c * UPDATE_CHUNK;
-                let first = &buffers[0].0[start..start + p.len()];
-                for i in 0..p.len() {
-                    // The slices' gradients summed in slice order, as before, without a
-                    // chunk-sized copy a step (fresh pages: 7% of the time in `perf`).
-                    let mut g = first[i];
-                    for (other, _) in &buffers[1..] {
-                        g += other[start + i];
-                    }
-                    m[i] = BETA1 * m[i] + (1.0 - BETA1) * g;
-                    v[i] = BETA2 * v[i] + (1.0 - BETA2) * g * g;
-                    let update = (m[i] / correction1) / ((v[i] / correction2).sqrt() + EPSILON);
-                    let decayed = p[i] * shrink;
-                    p[i] = (decayed - lr * update).clamp(-CLIP, CLIP);
-                }
+                let update = Update {
+                    p,
+                    m,
+                    v,
+                    buffers,
+                    start,
+                    lr,
+                    shrink,
+                    correction1,
+                    correction2,
+                };
+                simd::dispatch_level(path, update);
             });
         sums.into_iter()
             .fold((0.0, 0), |(e, n), (de, dn)| (e + de, n + dn))
@@ -254,6 +258,64 @@ impl Trainer {
             .collect();
         sums.into_iter()
             .fold((0.0, 0), |(e, n), (de, dn)| (e + de, n + dn))
+    }
+}
+
+/// AdamW on one chunk of the parameters, `start` being its first index: the slices'
+/// gradients summed in slice order, the moments, then the decayed, clipped parameter.
+struct Update<'a> {
+    p: &'a mut [f32],
+    m: &'a mut [f32],
+    v: &'a mut [f32],
+    buffers: &'a [(Vec<f32>, Scratch)],
+    start: usize,
+    lr: f32,
+    shrink: f32,
+    correction1: f32,
+    correction2: f32,
+}
+
+impl LevelFn for Update<'_> {
+    type Output = ();
+    #[inline(always)]
+    fn call(self) {
+        let Update {
+            p,
+            m,
+            v,
+            buffers,
+            start,
+            lr,
+            shrink,
+            correction1,
+            correction2,
+        } = self;
+        // In blocks, the gradients summed first (in slice order, as one loop per buffer) and
+        // the moments and parameters then updated, so that both loops run in vectors.
+        const BLOCK: usize = 256;
+        let mut g = [0.0f32; BLOCK];
+        for (b, ((p, m), v)) in p
+            .chunks_mut(BLOCK)
+            .zip(m.chunks_mut(BLOCK))
+            .zip(v.chunks_mut(BLOCK))
+            .enumerate()
+        {
+            let (from, n) = (start + b * BLOCK, p.len());
+            let (g, m, v) = (&mut g[..n], &mut m[..n], &mut v[..n]);
+            g.copy_from_slice(&buffers[0].0[from..from + n]);
+            for (other, _) in &buffers[1..] {
+                for (g, &o) in g.iter_mut().zip(&other[from..from + n]) {
+                    *g += o;
+                }
+            }
+            for i in 0..n {
+                m[i] = BETA1 * m[i] + (1.0 - BETA1) * g[i];
+                v[i] = BETA2 * v[i] + (1.0 - BETA2) * g[i] * g[i];
+                let update = (m[i] / correction1) / ((v[i] / correction2).sqrt() + EPSILON);
+                let decayed = p[i] * shrink;
+                p[i] = (decayed - lr * update).clamp(-CLIP, CLIP);
+            }
+        }
     }
 }
 
