@@ -416,6 +416,20 @@ fn a_db_is_never_written_to_standard_output_or_a_file_named_dash() {
     }
 }
 
+/// A DB given to `import` is refused at once with its name and what to use instead, and
+/// no output is written (read as text it was millions of rejected lines).
+#[test]
+fn a_db_given_to_import_is_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = temp(&dir, "db.psdb");
+    ok(&["import", &fixture("epd/bk.epd"), "-o", s(&db)]);
+    let out = temp(&dir, "out.psdb");
+    let stderr = fails(&["import", &fixture("epd/bk.epd"), s(&db), "-o", s(&out)]);
+    assert!(stderr.contains("db.psdb: a position DB"), "{stderr}");
+    assert!(stderr.contains("merge"), "{stderr}");
+    assert!(!out.exists(), "an output was written");
+}
+
 /// A compressed PGN cut short fails with the file's name and writes nothing, on one thread
 /// and on the import's pipeline of several, where the error comes after batches already
 /// stored (the input is several batches long).

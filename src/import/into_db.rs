@@ -54,6 +54,19 @@ impl IntoDb {
         if self.options.every == 0 {
             return Err("--every must be at least 1".to_string());
         }
+        // A DB read as text is a rejection on every "line" (millions of them, for minutes)
+        // and an empty output: say what it is and what to use instead.
+        for source in &self.sources {
+            if let Source::File(path) = source
+                && is_database(path)
+            {
+                return Err(format!(
+                    "{}: a position DB (.psdb), not positions to import: `pawnstorm merge` \
+                     joins DBs into one, `pawnstorm export` writes one as EPD, PGN or binpack",
+                    path.display()
+                ));
+            }
+        }
         Ok(())
     }
 
@@ -129,4 +142,14 @@ pub fn import_sources(
         totals.add(&counts);
     }
     Ok(totals)
+}
+
+/// Whether `path` starts as a position DB does (its magic); false for anything unreadable,
+/// which the import then reports in its own words.
+fn is_database(path: &std::path::Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; crate::db::MAGIC.len()];
+    std::fs::File::open(path)
+        .and_then(|mut file| file.read_exact(&mut head))
+        .is_ok_and(|()| head == crate::db::MAGIC)
 }
