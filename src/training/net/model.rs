@@ -507,10 +507,11 @@ pub fn error_and_gradient(
         scratch,
         gradient,
     };
+    // `Path::scalar` has the process's level, which `dispatch_level` compiles for.
     let path = if tiling.is_flat() {
         training_path()
     } else {
-        simd::Path::new(simd::level(), simd::Width::One).unwrap_or_else(simd::Path::scalar)
+        simd::Path::scalar()
     };
     simd::dispatch_level(path, pass)
 }

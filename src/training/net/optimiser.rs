@@ -206,9 +206,9 @@ impl Trainer {
         let shrink = 1.0 - lr * self.weight_decay;
         // The update at the process's level: its divisions and square roots in the widest
         // vectors (the same IEEE results at every width), where plain x86-64 code did them
-        // four at a time. 15% of a `768x8hm → 512` run's samples before.
-        let path =
-            simd::Path::new(simd::level(), simd::Width::One).unwrap_or_else(simd::Path::scalar);
+        // four at a time. 15% of a `768x8hm → 512` run's samples before. (`Path::scalar`
+        // has the process's level, which `dispatch_level` compiles for.)
+        let path = simd::Path::scalar();
         let state = &mut self.state;
         state
             .params
