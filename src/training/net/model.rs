@@ -181,6 +181,9 @@ pub struct Scratch {
     /// The tiled passes' positions and their output sums.
     items: Vec<Item>,
     lanes: Vec<[F16; 2]>,
+    /// The tiled forward pass's activations (`clamp01` of each sum), kept for the backward
+    /// pass: tile after tile, `[position][side][unit of the tile]` within a tile.
+    acts: Vec<V>,
     /// The order of a slice's positions ([`slice_order`]).
     order: Vec<u32>,
 }
@@ -194,6 +197,7 @@ impl Scratch {
             sides: Vec::with_capacity(GROUP),
             items: Vec::new(),
             lanes: Vec::new(),
+            acts: Vec::new(),
             order: Vec::new(),
         }
     }
