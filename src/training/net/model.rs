@@ -34,7 +34,7 @@ use crate::training::nnue::MAX_ACTIVE;
 mod factoriser;
 mod tiled;
 pub use factoriser::{fold_factoriser_gradient, merge_factoriser, merged_first_layer};
-pub use tiled::{FLAT_BYTES, TILE, Tiling, flat_gradient, pass_params, tile, untile};
+pub use tiled::{FLAT_BYTES, TILE, TILE_AVX512, Tiling, flat_gradient, pass_params, tile, untile};
 use tiled::{Item, slice_order, tiled_error_and_gradient};
 
 /// Values handled together: one AVX-512 register of `f32`; the hidden width is a multiple.

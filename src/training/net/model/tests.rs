@@ -378,14 +378,16 @@ fn a_tiling_places_every_unit_once() {
     let flat = Tiling::flat(layout);
     assert!(flat.is_flat());
     assert!((0..flat.rows * flat.units).all(|q| flat.of_flat_unit(q) == q));
-    // The passes' own choice: flat at 768 -> 128, tiled at 768x8hm -> 512.
+    // The passes' own choice: flat at 768 -> 128, tiled at 768x8hm -> 512, four units a
+    // tile at AVX-512.
     assert!(Tiling::of(Layout::single(128)).is_flat());
     let big = Layout {
         inputs: InputLayout::standard(8).unwrap(),
         factoriser: true,
         ..Layout::single(512)
     };
-    assert_eq!(Tiling::of(big).tile, TILE);
+    let wide = pawnstorm_kernels::simd::level() == pawnstorm_kernels::simd::Level::Avx512;
+    assert_eq!(Tiling::of(big).tile, if wide { TILE_AVX512 } else { TILE });
 }
 
 #[test]
