@@ -14,17 +14,19 @@
 //! at the cost of two passes over the first layer a step instead of twice the rows a
 //! position.
 
-use super::{CLIP, Layout, Tiling, load, units_mut};
+use rayon::prelude::*;
+
+use super::{CLIP, Layout, Tiling, load, units, units_mut};
 use crate::nnue::INPUTS;
 
 /// `params` (the first layer in `tiling`'s layout) with the factoriser added into every
 /// king bucket's rows, into `out` (the factoriser's own rows copied unchanged): what the
 /// passes read ([`super::error_and_gradient`]).
 pub fn merge_factoriser(params: &[f32], layout: Layout, tiling: Tiling, out: &mut Vec<f32>) {
-    out.clear();
-    out.extend_from_slice(params);
     let n = layout.hidden;
     if tiling.is_flat() {
+        out.clear();
+        out.extend_from_slice(params);
         let (buckets, rest) = out.split_at_mut(layout.factoriser_row() * n);
         let shared = &rest[..INPUTS * n];
         for bucket in buckets.chunks_exact_mut(INPUTS * n) {
@@ -34,19 +36,34 @@ pub fn merge_factoriser(params: &[f32], layout: Layout, tiling: Tiling, out: &mu
         }
         return;
     }
-    let c = tiling.units;
-    let shared = layout.factoriser_row();
-    let out = units_mut(out);
-    for t in 0..tiling.tiles() {
-        let (start, width) = tiling.tile_range(t);
-        for row in 0..tiling.rows {
-            for k in 0..width {
-                let at = start * tiling.rows + row * width + k;
-                let s = out[(shared + row % INPUTS) * c + start + k];
-                out[at] = (load(&out[at]) + load(&s)).to_array();
-            }
-        }
+    // Each tile's rows written once, straight from `params`, the tiles in parallel: run on
+    // the calling thread alone before the passes, the copy and the sums were a tenth of a
+    // `768x8hm → 512` step's wall time while the other core waited.
+    if out.len() != params.len() {
+        out.clear();
+        out.extend_from_slice(params);
     }
+    let c = tiling.units;
+    let first = tiling.rows * c;
+    let shared = layout.factoriser_row();
+    let params = units(params);
+    let (out_first, out_rest) = units_mut(out).split_at_mut(first);
+    out_rest.copy_from_slice(&params[first..]);
+    let tile_len = tiling.tile * tiling.rows;
+    out_first
+        .par_chunks_mut(tile_len)
+        .zip(params[..first].par_chunks(tile_len))
+        .enumerate()
+        .for_each(|(t, (out, from))| {
+            let (start, width) = tiling.tile_range(t);
+            let rows = out.chunks_exact_mut(width).zip(from.chunks_exact(width));
+            for (row, (out, from)) in rows.enumerate() {
+                let s = &params[(shared + row % INPUTS) * c + start..][..width];
+                for ((out, from), s) in out.iter_mut().zip(from).zip(s) {
+                    *out = (load(from) + load(s)).to_array();
+                }
+            }
+        });
 }
 
 /// Fills the factoriser's rows of `grad` (a gradient taken on merged parameters, the
