@@ -395,8 +395,8 @@ pub(super) fn tiled_error_and_gradient(
     let lanes = &mut scratch.lanes;
     lanes.clear();
     lanes.resize(items.len(), [F16::ZERO; 2]);
-    // Tile t's activations start at unit `start · 2 · items` (its width times the earlier
-    // tiles' widths, summed).
+    // Tile t's activations start at `start · 2 · items`: the tiles before it hold `start`
+    // units of each position's two sides.
     let per_unit = 2 * items.len();
     // Every activation is written before it is read: grown, never cleared.
     let acts = &mut scratch.acts;
