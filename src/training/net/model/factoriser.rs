@@ -39,10 +39,8 @@ pub fn merge_factoriser(params: &[f32], layout: Layout, tiling: Tiling, out: &mu
     // Each tile's rows written once, straight from `params`, the tiles in parallel: run on
     // the calling thread alone before the passes, the copy and the sums were a tenth of a
     // `768x8hm → 512` step's wall time while the other core waited.
-    if out.len() != params.len() {
-        out.clear();
-        out.extend_from_slice(params);
-    }
+    // Every value of `out` is written below: sized once, never copied first.
+    out.resize(params.len(), 0.0);
     let c = tiling.units;
     let first = tiling.rows * c;
     let shared = layout.factoriser_row();
