@@ -207,9 +207,8 @@ impl Trainer {
         // Each task of the update takes its chunk of every slice's buffer, to read and
         // leave zeroed for the next step.
         let chunks = self.state.params.len().div_ceil(UPDATE_CHUNK);
-        let mut grads: Vec<Vec<&mut [f32]>> = (0..chunks)
-            .map(|_| Vec::with_capacity(slices))
-            .collect();
+        let mut grads: Vec<Vec<&mut [f32]>> =
+            (0..chunks).map(|_| Vec::with_capacity(slices)).collect();
         for (grad, _) in &mut self.buffers[..slices] {
             for (c, chunk) in grad.chunks_mut(UPDATE_CHUNK).enumerate() {
                 grads[c].push(chunk);
