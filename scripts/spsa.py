@@ -127,8 +127,10 @@ def main() -> int:
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--engine", default=str(ROOT / "target" / "release" / "pawnstorm"))
     parser.add_argument("--iterations", type=int, default=1000)
-    parser.add_argument("--pairs", type=int, default=2,
-                        help="game pairs an iteration (played at once, one a core)")
+    # Every game of an iteration plays at once, so two games a pair: more pairs than half
+    # the cores would split a core between two games and halve each side's search.
+    parser.add_argument("--pairs", type=int, default=max(1, (os.cpu_count() or 2) // 2),
+                        help="game pairs an iteration, all its games at once (one a core)")
     parser.add_argument("--tc", default="4+0.04", metavar="BASE+INC")
     parser.add_argument("--margin-ms", type=float, default=100.0)
     parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
