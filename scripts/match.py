@@ -54,6 +54,8 @@ DEFAULT_ENGINE_B = "/usr/games/stockfish"
 DEFAULT_OPENINGS = ROOT / "fixtures" / "openings"
 # Grace beyond the clock (and the margin) before an engine that does not answer is stopped.
 HANG_GRACE = 1.0
+# With --nodes there is no clock: a move that takes longer than this is a hang.
+NODES_HANG_SECONDS = 60.0
 
 
 @dataclass
@@ -190,6 +192,7 @@ def play_game(
     inc: float,
     margin: float,
     tc_text: str,
+    nodes: int | None = None,
 ) -> GameResult:
     white_label, black_label = ("A", "B") if a_is_white else ("B", "A")
     engines: dict[str, chess.engine.SimpleEngine | None] = {"A": None, "B": None}
@@ -221,15 +224,21 @@ def play_game(
             side = board.turn
             label = labels[side]
             engine = engines[label]
-            limit = chess.engine.Limit(
-                white_clock=max(clocks[chess.WHITE], 0.001),
-                black_clock=max(clocks[chess.BLACK], 0.001),
-                white_inc=inc,
-                black_inc=inc,
-            )
+            if nodes is not None:
+                # No clock: each move searches `nodes` nodes, as datagen's do.
+                limit = chess.engine.Limit(nodes=nodes)
+                deadline = NODES_HANG_SECONDS
+            else:
+                limit = chess.engine.Limit(
+                    white_clock=max(clocks[chess.WHITE], 0.001),
+                    black_clock=max(clocks[chess.BLACK], 0.001),
+                    white_inc=inc,
+                    black_inc=inc,
+                )
+                deadline = clocks[side] + margin + HANG_GRACE
             started = time.monotonic()
             try:
-                played = play_move(engine, board, limit, clocks[side] + margin + HANG_GRACE)
+                played = play_move(engine, board, limit, deadline)
             except TimeoutError:
                 forfeit(label, "time", f"{label} did not answer in time")
                 break
@@ -241,7 +250,7 @@ def play_game(
                 break
             elapsed = time.monotonic() - started
             clocks[side] -= elapsed
-            if clocks[side] < -margin:
+            if nodes is None and clocks[side] < -margin:
                 forfeit(label, "time", f"{label} lost on time ({-clocks[side]:.3f} s over)")
                 break
             clocks[side] += inc
@@ -261,7 +270,7 @@ def play_game(
         game.headers["White"] = names[white_label]
         game.headers["Black"] = names[black_label]
         game.headers["Result"] = result.result
-        game.headers["TimeControl"] = tc_text
+        game.headers["TimeControl"] = "-" if nodes is not None else tc_text
         game.headers["Opening"] = opening.name
         game.headers["Termination"] = result.termination
         result.pgn = str(game)
@@ -554,6 +563,9 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=2, help="games played at once")
     parser.add_argument("--tc", type=parse_tc, default=(10.0, 0.1), metavar="BASE+INC",
                         help="seconds per game plus seconds added per move")
+    parser.add_argument("--nodes", type=int, default=None, metavar="N",
+                        help="no clock: every move searches N nodes (UCI go nodes N), as "
+                             "datagen's games do; --tc is then ignored")
     parser.add_argument("--margin-ms", type=float, default=100.0,
                         help="overrun of its clock a side is allowed before it loses on time")
     parser.add_argument("--pgn", type=Path, default=None, help="write every game to this PGN file")
@@ -587,6 +599,10 @@ def main() -> int:
     games = args.games if args.games is not None else 2 * len(openings)
     base, inc = args.tc
     tc_text = f"{base:g}+{inc:g}"
+    if args.nodes is not None:
+        if args.nodes < 1:
+            sys.exit(f"--nodes {args.nodes}: must be at least 1")
+        tc_text = f"{args.nodes} nodes a move"
     margin = args.margin_ms / 1000.0
     print(
         f"A: {' '.join(specs['A'].command)} {specs['A'].options or ''}\n"
@@ -609,7 +625,8 @@ def main() -> int:
         # Game 2k and 2k+1 play opening k with colours swapped.
         opening = openings[(number // 2) % len(openings)]
         a_is_white = number % 2 == 0
-        return play_game(number + 1, opening, a_is_white, specs, base, inc, margin, tc_text)
+        return play_game(number + 1, opening, a_is_white, specs, base, inc, margin, tc_text,
+                         args.nodes)
 
     stopping = False
     crossed: tuple[int, float] | None = None
