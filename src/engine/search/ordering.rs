@@ -207,18 +207,12 @@ pub struct Picker<'a> {
     /// 256 was a kilobyte of stores a node (1.4% of datagen's time in `perf`).
     scores: [MaybeUninit<i32>; crate::movegen::MAX_MOVES],
     next: usize,
-    /// Captures scored as winning before their SEE was looked at, by index: the SEE is
-    /// taken when one is about to be picked, so a node that cuts off first never pays
-    /// for the others'.
-    unchecked: [u64; crate::movegen::MAX_MOVES / 64],
-    /// The position the unchecked captures are played from.
-    position: Option<&'a Position>,
 }
 
 impl<'a> Picker<'a> {
     /// Orders every move of `moves` for the main search.
     pub fn new(
-        position: &'a Position,
+        position: &Position,
         moves: &'a mut MoveList,
         hash_move: Move,
         heuristics: &Heuristics,
@@ -229,8 +223,7 @@ impl<'a> Picker<'a> {
         let killers = heuristics.killers[ply];
         let counter = heuristics.counter(previous);
         let mut scores = [const { MaybeUninit::uninit() }; crate::movegen::MAX_MOVES];
-        let mut unchecked = [0u64; crate::movegen::MAX_MOVES / 64];
-        for (index, (score, &mv)) in scores.iter_mut().zip(moves.iter()).enumerate() {
+        for (score, &mv) in scores.iter_mut().zip(moves.iter()) {
             score.write(if mv == hash_move {
                 HASH_MOVE
             } else if is_tactical(position, mv) {
@@ -238,10 +231,10 @@ impl<'a> Picker<'a> {
                 // Underpromotions are rarely good: after the quiets.
                 if mv.promotion().is_some_and(|p| p != PieceType::Queen) {
                     BAD_CAPTURE + order
-                } else {
-                    // Winning until `pick` finds otherwise (SEE < 0: then BAD_CAPTURE).
-                    unchecked[index / 64] |= 1 << (index % 64);
+                } else if see_ge(position, mv, 0) {
                     GOOD_CAPTURE + order
+                } else {
+                    BAD_CAPTURE + order
                 }
             } else if mv == killers[0] {
                 KILLER[0]
@@ -257,8 +250,6 @@ impl<'a> Picker<'a> {
             moves,
             scores,
             next: 0,
-            unchecked,
-            position: Some(position),
         }
     }
 
@@ -282,8 +273,6 @@ impl<'a> Picker<'a> {
             moves,
             scores,
             next: 0,
-            unchecked: [0; crate::movegen::MAX_MOVES / 64],
-            position: None,
         }
     }
 
@@ -302,35 +291,6 @@ impl<'a> Picker<'a> {
         if self.next >= len {
             return None;
         }
-        // The first move of the highest score, as if every SEE had been taken in `new`: an
-        // unchecked capture's score is at least its true one, so once the first highest is
-        // a checked move, no move before it scores as much and none after it more.
-        let (best, best_score) = loop {
-            let (best, best_score) = self.highest(len);
-            if !self.take_unchecked(best) {
-                break (best, best_score);
-            }
-            let position = self
-                .position
-                .expect("unchecked captures come with their position");
-            if !see_ge(position, self.moves[best], 0) {
-                self.scores[best].write(best_score - GOOD_CAPTURE + BAD_CAPTURE);
-            }
-        };
-        self.moves.as_mut_slice().swap(self.next, best);
-        self.scores.swap(self.next, best);
-        // The move swapped out of `next` keeps its mark (`best`'s was taken).
-        if self.take_unchecked(self.next) {
-            self.unchecked[best / 64] |= 1 << (best % 64);
-        }
-        let picked = (self.moves[self.next], best_score);
-        self.next += 1;
-        Some(picked)
-    }
-
-    /// The first of the remaining moves with the highest score, and the score.
-    #[inline]
-    fn highest(&self, len: usize) -> (usize, i32) {
         // SAFETY: the constructors wrote every score below `len`, and swaps keep them so.
         let score = |i: usize| unsafe { self.scores[i].assume_init() };
         let mut best = self.next;
@@ -341,16 +301,12 @@ impl<'a> Picker<'a> {
                 (best, best_score) = (i, s);
             }
         }
-        (best, best_score)
-    }
-
-    /// Whether move `index` was an unchecked capture; it is not any more.
-    #[inline]
-    fn take_unchecked(&mut self, index: usize) -> bool {
-        let (word, bit) = (index / 64, 1u64 << (index % 64));
-        let was = self.unchecked[word] & bit != 0;
-        self.unchecked[word] &= !bit;
-        was
+        let moves = self.moves.as_mut_slice();
+        moves.swap(self.next, best);
+        self.scores.swap(self.next, best);
+        let picked = (moves[self.next], best_score);
+        self.next += 1;
+        Some(picked)
     }
 }
 
@@ -364,102 +320,6 @@ pub fn is_bad_tactical(score: i32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::movegen::{Board, legal_moves};
-
-    /// The picker as it was, every SEE taken up front: the order the lazy one must keep.
-    fn eager_order(position: &Position, moves: &MoveList, hash_move: Move) -> Vec<(Move, i32)> {
-        let mut scored: Vec<(Move, i32)> = moves
-            .iter()
-            .map(|&mv| {
-                let score = if mv == hash_move {
-                    HASH_MOVE
-                } else if is_tactical(position, mv) {
-                    let order = Heuristics::new(8).capture_order(position, mv);
-                    if mv.promotion().is_some_and(|p| p != PieceType::Queen)
-                        || !see_ge(position, mv, 0)
-                    {
-                        BAD_CAPTURE + order
-                    } else {
-                        GOOD_CAPTURE + order
-                    }
-                } else {
-                    0
-                };
-                (mv, score)
-            })
-            .collect();
-        let mut order = Vec::new();
-        for next in 0..scored.len() {
-            let mut best = next;
-            for i in next + 1..scored.len() {
-                if scored[i].1 > scored[best].1 {
-                    best = i;
-                }
-            }
-            scored.swap(next, best);
-            order.push(scored[next]);
-        }
-        order
-    }
-
-    /// Captures whose SEE is only taken as they come up are handed out in the same order,
-    /// with the same scores, as when every SEE was taken first: ties (equal victims, no
-    /// history) broken alike, losing captures after the quiets, with and without a hash
-    /// move, over every position of the tactical suites a few plies on.
-    #[test]
-    fn checking_captures_as_they_come_keeps_the_order_of_checking_them_all_first() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/epd");
-        let heuristics = Heuristics::new(8);
-        let (mut compared, mut demoted) = (0, 0);
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        for file in ["wac-mates.epd", "ecm.epd", "arasan21.epd"] {
-            let text = std::fs::read_to_string(format!("{dir}/{file}")).expect(file);
-            for line in text.lines().filter(|l| !l.trim().is_empty()) {
-                let fen: Vec<&str> = line.split_whitespace().take(4).collect();
-                let Ok(mut board) = Board::from_fen(&format!("{} 0 1", fen.join(" "))) else {
-                    continue;
-                };
-                for _ in 0..4 {
-                    let mut moves = MoveList::new();
-                    legal_moves(&board, &mut moves);
-                    if moves.is_empty() {
-                        break;
-                    }
-                    state ^= state << 13;
-                    state ^= state >> 7;
-                    state ^= state << 17;
-                    let pick = moves[state as usize % moves.len()];
-                    for hash_move in [Move::NULL, pick] {
-                        let expected = eager_order(board.position(), &moves, hash_move);
-                        let mut list = moves.clone();
-                        let mut picker = Picker::new(
-                            board.position(),
-                            &mut list,
-                            hash_move,
-                            &heuristics,
-                            0,
-                            None,
-                        );
-                        let mut got = Vec::new();
-                        while let Some(picked) = picker.pick() {
-                            got.push(picked);
-                        }
-                        assert_eq!(got, expected, "{}", board.to_fen());
-                        demoted += expected
-                            .iter()
-                            .filter(|(mv, s)| is_bad_tactical(*s) && mv.promotion().is_none())
-                            .count();
-                        compared += 1;
-                    }
-                    board = board.play(pick);
-                }
-            }
-        }
-        assert!(
-            compared > 1_000 && demoted > 1_000,
-            "{compared} lists, {demoted} losing captures"
-        );
-    }
 
     #[test]
     fn capture_history_reorders_captures_of_equal_victims_and_not_a_queen_below_a_pawn() {
