@@ -413,12 +413,12 @@ impl<'a> Search<'a> {
         let mut capture_count = 0usize;
         let mut skip_quiets = false;
         let double_extensions = self.double_extensions_before(ply);
+        let lmp_limit = (3 + depth * depth) / if improving { 1 } else { 2 };
         while let Some((mv, order)) = picker.pick() {
             if (root && order == i32::MIN) || mv == excluded {
                 continue;
             }
             let tactical = is_tactical(board.position(), mv);
-            let lmp_limit = (3 + depth * depth) / if improving { 1 } else { 2 };
             if !root && best_score > -TB_WIN_BOUND {
                 if !tactical {
                     if skip_quiets {
@@ -426,6 +426,7 @@ impl<'a> Search<'a> {
                     }
                     if depth <= LMP_DEPTH.get() && quiet_count as i32 >= lmp_limit {
                         skip_quiets = true;
+                        picker.skip_quiets();
                         continue;
                     }
                     if depth <= SEE_DEPTH.get()
