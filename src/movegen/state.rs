@@ -153,7 +153,8 @@ impl Board {
         match mv.kind() {
             MoveKind::Castle => {
                 let king_to = mv.castle_king_destination();
-                let rook_to = castle_rook_destination(mv);
+                let rook_file = if king_to.file().index() == 6 { 5 } else { 3 };
+                let rook_to = Square::from_coords(File::new(rook_file).expect("f or d"), to.rank());
                 // XOR toggles stay right when a square is both left and entered.
                 self.position
                     .toggle_pieces(us, PieceType::King, from_bb ^ Bitboard::from(king_to));
@@ -237,52 +238,6 @@ impl Board {
             attackers_to(&self.position, self.position.king(them)) & self.position.color(us);
     }
 
-    /// Whether `mv`, a legal move of this position, checks the opponent: what
-    /// `self.play(mv).in_check()` says, without playing it. The search prunes most quiet
-    /// moves unless they give check, and asking first spares it playing them.
-    #[inline]
-    pub fn gives_check(&self, mv: Move) -> bool {
-        let us = self.position.side_to_move();
-        let them = !us;
-        let (from, to) = (mv.from(), mv.to());
-        let from_bb = Bitboard::from(from);
-        let to_bb = Bitboard::from(to);
-        let boards = self.position.piece_boards();
-        let ours = self.position.color(us);
-        let mut pieces = PieceType::ALL.map(|kind| boards[kind.index()] & ours);
-        let mut occupied = self.position.occupied();
-        match mv.kind() {
-            MoveKind::Castle => {
-                // Encoded as the king taking its own rook; either may land on the other's
-                // square (Chess960), so both leave before both arrive.
-                let king_to = Bitboard::from(mv.castle_king_destination());
-                let rook_to = Bitboard::from(castle_rook_destination(mv));
-                let rooks = &mut pieces[PieceType::Rook.index()];
-                *rooks = (*rooks & !to_bb) | rook_to;
-                occupied = (occupied & !(from_bb | to_bb)) | king_to | rook_to;
-            }
-            MoveKind::EnPassant => {
-                pieces[PieceType::Pawn.index()] ^= from_bb | to_bb;
-                let victim = Bitboard::from(en_passant_victim(us, to));
-                occupied = (occupied & !(from_bb | victim)) | to_bb;
-            }
-            _ => {
-                let moved = self.kind_at(from_bb);
-                let arriving = mv.promotion().unwrap_or(moved);
-                pieces[moved.index()] &= !from_bb;
-                pieces[arriving.index()] |= to_bb;
-                occupied = (occupied & !from_bb) | to_bb;
-            }
-        }
-        let king = self.position.king(them);
-        let queens = pieces[PieceType::Queen.index()];
-        let checkers = (knight_attacks(king) & pieces[PieceType::Knight.index()])
-            | (pawn_attacks(them, king) & pieces[PieceType::Pawn.index()])
-            | (rook_attacks(king, occupied) & (pieces[PieceType::Rook.index()] | queens))
-            | (bishop_attacks(king, occupied) & (pieces[PieceType::Bishop.index()] | queens));
-        !checkers.is_empty()
-    }
-
     /// The position after the side to move passes (the search's null move). The side to
     /// move must not be in check; the en-passant square lapses and the clocks advance.
     pub fn null_move(&self) -> Board {
@@ -320,14 +275,6 @@ impl Board {
 #[inline(always)]
 fn piece_key(color: Color, kind: PieceType, square: Square) -> u64 {
     zobrist::piece_key(color, kind, square.index())
-}
-
-/// Where a castling move's rook lands: beside the king, on the f or d file.
-#[inline(always)]
-fn castle_rook_destination(mv: Move) -> Square {
-    let king_to = mv.castle_king_destination();
-    let rook_file = if king_to.file().index() == 6 { 5 } else { 3 };
-    Square::from_coords(File::new(rook_file).expect("f or d"), mv.to().rank())
 }
 
 /// The square one rank behind `target` as `color` moves: the pawn an en-passant capture by

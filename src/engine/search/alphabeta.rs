@@ -441,26 +441,24 @@ impl<'a> Search<'a> {
                     continue;
                 }
             }
-            // Futility: a quiet move that gives no check cannot lift a hopeless eval. Asked
-            // before the move is played: over a third of the moves played here were
-            // played only to be pruned.
-            if !root
-                && !tactical
-                && !in_check
-                && best_score > -TB_WIN_BOUND
-                && depth <= FUTILITY_DEPTH.get()
-                && static_eval + FUTILITY_BASE.get() + FUTILITY_PER_DEPTH.get() * depth <= alpha
-                && !board.gives_check(mv)
-            {
-                // Only this move: a later quiet may still give check.
-                continue;
-            }
             // In place rather than by `play`, whose result was copied again just after
             // `make_move` wrote it (loads the CPU cannot forward from those stores).
             let mut child = board.clone();
             child.make_move(mv);
             self.tt.prefetch(child.key());
             let gives_check = child.in_check();
+            // Futility: a quiet move that gives no check cannot lift a hopeless eval.
+            if !root
+                && !tactical
+                && !in_check
+                && !gives_check
+                && best_score > -TB_WIN_BOUND
+                && depth <= FUTILITY_DEPTH.get()
+                && static_eval + FUTILITY_BASE.get() + FUTILITY_PER_DEPTH.get() * depth <= alpha
+            {
+                // Only this move: a later quiet may still give check.
+                continue;
+            }
 
             let (extension, doubled) = match self.singular_extension(Singular {
                 board,
