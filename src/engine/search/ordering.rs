@@ -342,20 +342,15 @@ impl<'a> Picker<'a> {
             (self.next..self.end).all(|i| self.score(i) <= KILLER[0]),
             "only quiets and losing tacticals may remain"
         );
-        let mut tactical = [0i32; crate::movegen::MAX_MOVES];
-        let mut count = 0;
-        for i in self.next..self.end {
+        // The losing tacticals are few: a tie is found by comparing each with those after it.
+        let remaining = self.next..self.end;
+        let ties = remaining.clone().any(|i| {
             let s = self.score(i);
-            if is_bad_tactical(s) {
-                tactical[count] = s;
-                count += 1;
-            }
-        }
-        let scores = &mut tactical[..count];
-        scores.sort_unstable();
-        if scores.windows(2).all(|pair| pair[0] != pair[1]) {
+            is_bad_tactical(s) && (i + 1..self.end).any(|j| self.score(j) == s)
+        });
+        if !ties {
             let mut kept = self.next;
-            for i in self.next..self.end {
+            for i in remaining {
                 if is_bad_tactical(self.score(i)) {
                     self.moves.as_mut_slice().swap(kept, i);
                     self.scores.swap(kept, i);
