@@ -282,12 +282,14 @@ impl<'a> Picker<'a> {
         }
     }
 
+    /// How many moves the picker hands out in all (the list's, less those `skip_quiets`
+    /// dropped).
     pub fn len(&self) -> usize {
-        self.moves.len()
+        self.end
     }
 
     pub fn is_empty(&self) -> bool {
-        self.moves.is_empty()
+        self.end == 0
     }
 
     /// The best remaining move and its ordering score.
@@ -329,8 +331,9 @@ impl<'a> Picker<'a> {
     }
 
     /// Drops the quiet moves still to come, for a picker made by `new` once it has handed
-    /// out a quiet other than the hash move (late-move pruning gave up on them): `pick` then hands out the losing captures and underpromotions
-    /// that remain, in the order it would have handed them out after the quiets.
+    /// out a quiet other than the hash move (late-move pruning gave up on them): `pick`
+    /// then hands out the losing captures and underpromotions that remain, in the order
+    /// it would have handed them out after the quiets.
     ///
     /// The quiets (scored from −HISTORY_MAX up) all come before those (scored below
     /// −2^27), and those come out best first. Only among equal scores does the order
@@ -445,7 +448,10 @@ mod tests {
         if skip {
             picker.skip_quiets();
         }
-        std::iter::from_fn(|| picker.pick())
+        let handed_out_before = picker.next;
+        let rest: Vec<(Move, i32)> = std::iter::from_fn(|| picker.pick()).collect();
+        assert_eq!(picker.len(), handed_out_before + rest.len());
+        rest.into_iter()
             .filter(|&(_, score)| {
                 !skip || is_bad_tactical(score) || panic!("a quiet after the skip")
             })
