@@ -1,9 +1,15 @@
 //! NNUE input features of a DB into memory (both perspectives, `arrays::nnue_features`)
 //! on 1 and 2 threads, per feature set: the rate a trainer's in-memory path can reach,
-//! apart from any file or Python.
+//! apart from any file or Python. And the network over a DB (`nnue::bulk`, `eval --eval
+//! nnue`'s inner loop, no file written): its rows in game order and shuffled, one thread
+//! at each SIMD level the CPU has, and 1 and 2 threads at the best.
+
+use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use pawnstorm::export::filters::Filter;
+use pawnstorm::nnue::simd::Level;
+use pawnstorm::nnue::{NnueEvaluator, bulk};
 use pawnstorm::training::arrays;
 use pawnstorm::training::loader::{Packed, Recycler, build_batch};
 use pawnstorm::training::nnue::FeatureSet;
@@ -64,5 +70,45 @@ fn loader_batches(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, nnue, loader_batches);
+/// The compiled-in network over the benchmark DB, in game order (a row's sums updated from
+/// the row before's) and shuffled (every row summed from the biases).
+fn bulk_eval(c: &mut Criterion) {
+    let net = bulk::load(None).expect("the compiled-in network");
+    let (_dir, games, shuffled) = common::games_databases();
+    let mut group = c.benchmark_group("nnue_eval");
+    group.throughput(Throughput::Elements(games.len()));
+    group.sample_size(10);
+    for (order, db) in [("games", &games), ("shuffled", &shuffled)] {
+        let n = db.block_size();
+        for level in Level::available() {
+            let mut evaluator = NnueEvaluator::with_level(net.clone(), level);
+            let mut out = vec![0i32; n];
+            group.bench_function(
+                BenchmarkId::new(order, format!("{}_1t", level.name())),
+                |b| {
+                    b.iter(|| {
+                        for i in 0..db.block_count() {
+                            let block = db.block(i).expect("block");
+                            bulk::rows_scores(&mut evaluator, &block, 0..n, &mut out);
+                            black_box(&out);
+                        }
+                    })
+                },
+            );
+        }
+        let prototype = NnueEvaluator::new(net.clone());
+        for threads in [1, 2] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .expect("pool");
+            group.bench_function(BenchmarkId::new(order, format!("{threads}t")), |b| {
+                b.iter(|| pool.install(|| black_box(bulk::db_scores(db, &prototype))))
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, nnue, loader_batches, bulk_eval);
 criterion_main!(benches);
