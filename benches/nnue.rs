@@ -80,6 +80,9 @@ fn bulk_eval(c: &mut Criterion) {
     group.sample_size(10);
     for (order, db) in [("games", &games), ("shuffled", &shuffled)] {
         let n = db.block_size();
+        // The level picks the network's kernels; the loop around them is compiled at the
+        // process's level either way, so `portable` is its plain loops as the compiler
+        // vectorises them there, not a baseline x86-64 figure (`PAWNSTORM_SIMD` gives that).
         for level in Level::available() {
             let mut evaluator = NnueEvaluator::with_level(net.clone(), level);
             let mut out = vec![0i32; n];
