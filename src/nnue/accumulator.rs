@@ -422,11 +422,64 @@ impl NnueEvaluator {
     /// from the side to move's view, its accumulators kept in `ply`'s slot.
     #[inline(always)]
     pub fn evaluate(&mut self, boards: &[u64; 12], black_to_move: bool, ply: usize) -> i32 {
-        self.accumulate(boards, ply);
         let bucket = self.net.bucket(boards);
+        if ply == 0
+            && let Some(score) = self.evaluate_moved(boards, black_to_move, bucket)
+        {
+            return score;
+        }
+        self.accumulate(boards, ply);
         self.slots[ply]
             .acc
             .output(&self.net, self.level, black_to_move, bucket)
+    }
+
+    /// [`Self::evaluate`] at ply 0 (the bulk passes' rows, each from the one before) for a
+    /// plain net whose slot holds a position a few pieces away: the update and the output
+    /// layer in one pass ([`simd::update_and_screlu_pair`]). `None` where
+    /// [`Self::accumulate`] would do anything else.
+    #[inline(always)]
+    fn evaluate_moved(
+        &mut self,
+        boards: &[u64; 12],
+        black_to_move: bool,
+        bucket: usize,
+    ) -> Option<i32> {
+        let net = &*self.net;
+        let slot = self.slots.first_mut().filter(|slot| slot.valid)?;
+        if net.inputs().is_mirrored() {
+            return None;
+        }
+        let pieces: usize = boards.iter().map(|b| b.count_ones() as usize).sum();
+        let mut changes = Changes::none();
+        if !changes.find(&slot.boards, boards, pieces.saturating_sub(1), &PLAIN)
+            || changes.is_empty()
+        {
+            return None;
+        }
+        let (us, them) = if black_to_move { (1, 0) } else { (0, 1) };
+        let (ours, theirs) = net.output_weights(bucket);
+        let chunks = net.chunks();
+        let (white, black) = slot.acc.data.split_at_mut(chunks);
+        let mut accs = [Some(white), Some(black)];
+        let mut side = |p: usize| simd::Move1 {
+            acc: accs[p].take().expect("each perspective once"),
+            adds: &changes.adds[p][..changes.added],
+            subs: &changes.subs[p][..changes.removed],
+        };
+        let (us, them) = (side(us), side(them));
+        let sum = simd::update_and_screlu_pair(
+            self.level,
+            net.weights(),
+            us,
+            ours,
+            them,
+            theirs,
+            net.small_output_weights(),
+        );
+        slot.boards = *boards;
+        self.stats.updates += 1;
+        Some(net.finish(sum, bucket))
     }
 
     /// [`Self::evaluate`] with the exact endgame rules on top ([`super::exact_rule`]): the

@@ -222,6 +222,82 @@ pub fn apply_from(
     }
 }
 
+/// One perspective's accumulator and the rows that move it: `acc += Σ rows(adds) −
+/// Σ rows(subs)`.
+pub struct Move1<'a> {
+    pub acc: &'a mut [Chunk],
+    pub adds: &'a [u16],
+    pub subs: &'a [u16],
+}
+
+/// Both perspectives moved by their rows ([`apply_in_place`]) and the output layer's sum
+/// over the new values ([`screlu_sum_pair`]: `us` with `ours`, `them` with `theirs`), in one
+/// pass over the chunks: each chunk's new sums go to the output layer from the registers
+/// they were made in, instead of being stored and loaded back by a second pass. The same
+/// values as the two calls. For the bulk pass's rows a move apart; other cases (and other
+/// levels) make the two calls.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub fn update_and_screlu_pair(
+    level: Level,
+    weights: &[Chunk],
+    us: Move1<'_>,
+    ours: &[Chunk],
+    them: Move1<'_>,
+    theirs: &[Chunk],
+    small_weights: bool,
+) -> i32 {
+    #[cfg(target_arch = "x86_64")]
+    if level == Level::Avx512 && small_weights {
+        let chunks = us.acc.len();
+        assert!(
+            them.acc.len() == chunks && ours.len() == chunks && theirs.len() == chunks,
+            "one width"
+        );
+        assert!([us.adds, us.subs, them.adds, them.subs].iter().all(|rows| {
+            rows.iter()
+                .all(|&r| (r as usize + 1) * chunks <= weights.len())
+        }));
+        let base = weights.as_ptr();
+        let row = |r: u16| unsafe { base.add(r as usize * chunks) };
+        macro_rules! fixed {
+            ($a:expr, $s:expr) => {{
+                let adds = [$a(us.adds), $a(them.adds)];
+                let subs = [$s(us.subs), $s(them.subs)];
+                // SAFETY: the CPU has AVX-512 (the level); every row was checked against
+                // `weights` and every slice has `chunks` chunks.
+                return unsafe {
+                    x86::update_and_screlu_pair_avx512(
+                        [us.acc, them.acc],
+                        [ours, theirs],
+                        adds,
+                        subs,
+                    )
+                };
+            }};
+        }
+        match (
+            us.adds.len(),
+            us.subs.len(),
+            them.adds.len(),
+            them.subs.len(),
+        ) {
+            (1, 1, 1, 1) => fixed!(|r: &[u16]| [row(r[0])], |r: &[u16]| [row(r[0])]),
+            (1, 2, 1, 2) => {
+                fixed!(|r: &[u16]| [row(r[0])], |r: &[u16]| [row(r[0]), row(r[1])])
+            }
+            (2, 2, 2, 2) => fixed!(|r: &[u16]| [row(r[0]), row(r[1])], |r: &[u16]| [
+                row(r[0]),
+                row(r[1])
+            ]),
+            _ => {}
+        }
+    }
+    apply_in_place(level, us.acc, weights, us.adds, us.subs);
+    apply_in_place(level, them.acc, weights, them.adds, them.subs);
+    screlu_sum_pair(level, us.acc, ours, them.acc, theirs, small_weights)
+}
+
 /// [`screlu_sum`] of both halves of the output layer at once: `(us, ours)` and `(them,
 /// theirs)`. The AVX-512 path runs the two as independent chains into one reduction: the
 /// output is a third of the bulk pass, most of it waiting on its chain of multiply-adds.
@@ -542,6 +618,48 @@ mod x86 {
             }
             let lanes: [i32; 8] = std::mem::transmute(sum);
             lanes.iter().fold(0i32, |s, &x| s.wrapping_add(x))
+        }
+    }
+
+    /// [`super::update_and_screlu_pair`] on AVX-512 with small weights, `A` rows added
+    /// and `S` removed a perspective.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512 F and BW; both accumulators and both weight slices have the same
+    /// number of chunks, and every row pointer points to that many.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx2")]
+    pub unsafe fn update_and_screlu_pair_avx512<const A: usize, const S: usize>(
+        acc: [&mut [Chunk]; 2],
+        out: [&[Chunk]; 2],
+        adds: [[*const Chunk; A]; 2],
+        subs: [[*const Chunk; S]; 2],
+    ) -> i32 {
+        unsafe {
+            use std::arch::x86_64::*;
+            let zero = _mm512_setzero_si512();
+            let qa = _mm512_set1_epi16(QA as i16);
+            let mut sums = [_mm512_setzero_si512(); 2];
+            let [us, them] = acc;
+            let accs = [us.as_mut_ptr(), them.as_mut_ptr()];
+            for c in 0..out[0].len() {
+                for p in 0..2 {
+                    let at = accs[p].add(c) as *mut __m512i;
+                    let mut v = _mm512_load_si512(at);
+                    for a in adds[p] {
+                        v = _mm512_add_epi16(v, _mm512_load_si512(a.add(c) as *const _));
+                    }
+                    for s in subs[p] {
+                        v = _mm512_sub_epi16(v, _mm512_load_si512(s.add(c) as *const _));
+                    }
+                    _mm512_store_si512(at, v);
+                    let v = _mm512_min_epi16(_mm512_max_epi16(v, zero), qa);
+                    let w = _mm512_load_si512(out[p].as_ptr().add(c) as *const _);
+                    sums[p] =
+                        _mm512_add_epi32(sums[p], _mm512_madd_epi16(v, _mm512_mullo_epi16(v, w)));
+                }
+            }
+            _mm512_reduce_add_epi32(_mm512_add_epi32(sums[0], sums[1]))
         }
     }
 }

@@ -417,3 +417,54 @@ fn the_compiled_in_network_loads_with_its_provenance() {
         }
     }
 }
+
+/// The update and the output layer in one pass give what the two passes give: the sums
+/// stored and the output's sum, for the row counts it has fixed forms of (a quiet move, a
+/// capture, castling) and others, at every level and at widths that pad.
+#[test]
+fn the_fused_update_and_output_equal_the_two_passes() {
+    use super::simd::{Move1, apply_in_place, screlu_sum_pair, update_and_screlu_pair};
+    let counts = [(1, 1), (1, 2), (2, 2), (0, 1), (3, 1), (2, 3)];
+    for hidden in [16, 48, 512] {
+        let net = Network::random(hidden, 11 + hidden as u64).unwrap();
+        assert!(net.small_output_weights());
+        let (ours, theirs) = net.output_weights(0);
+        for level in Level::available() {
+            for (k, &(adds, subs)) in counts.iter().enumerate() {
+                let rows = |first: usize, n: usize| -> Vec<u16> {
+                    (0..n).map(|i| ((first + 97 * i) % INPUTS) as u16).collect()
+                };
+                let (us_adds, us_subs) = (rows(3 * k, adds), rows(5 + k, subs));
+                let (them_adds, them_subs) = (rows(400 + k, adds), rows(17 * k + 1, subs));
+                let mut acc = Accumulators::new(&net);
+                acc.refresh(&net, level, &boards_of(Board::startpos().position()));
+                let start = (acc.perspective(0).to_vec(), acc.perspective(1).to_vec());
+                let (mut us, mut them) = start.clone();
+                apply_in_place(level, &mut us, net.weights(), &us_adds, &us_subs);
+                apply_in_place(level, &mut them, net.weights(), &them_adds, &them_subs);
+                let expected = screlu_sum_pair(level, &us, ours, &them, theirs, true);
+                let (mut fused_us, mut fused_them) = start;
+                let sum = update_and_screlu_pair(
+                    level,
+                    net.weights(),
+                    Move1 {
+                        acc: &mut fused_us,
+                        adds: &us_adds,
+                        subs: &us_subs,
+                    },
+                    ours,
+                    Move1 {
+                        acc: &mut fused_them,
+                        adds: &them_adds,
+                        subs: &them_subs,
+                    },
+                    theirs,
+                    true,
+                );
+                let what = format!("{} width {hidden}, {adds} + {subs} rows", level.name());
+                assert_eq!(sum, expected, "{what}");
+                assert_eq!((fused_us, fused_them), (us, them), "{what}");
+            }
+        }
+    }
+}
