@@ -435,9 +435,9 @@ impl NnueEvaluator {
     }
 
     /// [`Self::evaluate`] at ply 0 (the bulk passes' rows, each from the one before) for a
-    /// plain net whose slot holds a position a few pieces away: the update and the output
-    /// layer in one pass ([`simd::update_and_screlu_pair`]). `None` where
-    /// [`Self::accumulate`] would do anything else.
+    /// plain net whose slot holds a position: where it is a few pieces away, the update and
+    /// the output layer in one pass ([`simd::update_and_screlu_pair`]); otherwise a refresh,
+    /// as [`Self::accumulate`] would. `None` for a king-bucketed net or an empty slot.
     #[inline(always)]
     fn evaluate_moved(
         &mut self,
@@ -452,10 +452,15 @@ impl NnueEvaluator {
         }
         let pieces: usize = boards.iter().map(|b| b.count_ones() as usize).sum();
         let mut changes = Changes::none();
-        if !changes.find(&slot.boards, boards, pieces.saturating_sub(1), &PLAIN)
-            || changes.is_empty()
-        {
-            return None;
+        if !changes.find(&slot.boards, boards, pieces.saturating_sub(1), &PLAIN) {
+            // As `accumulate` would, without finding the changes a second time.
+            slot.acc.refresh_both(net, self.level, boards, &PLAIN);
+            slot.boards = *boards;
+            self.stats.refreshes += 1;
+            return Some(slot.acc.output(net, self.level, black_to_move, bucket));
+        }
+        if changes.is_empty() {
+            return Some(slot.acc.output(net, self.level, black_to_move, bucket));
         }
         let (us, them) = if black_to_move { (1, 0) } else { (0, 1) };
         let (ours, theirs) = net.output_weights(bucket);
