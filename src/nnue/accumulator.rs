@@ -467,7 +467,7 @@ impl NnueEvaluator {
         let chunks = net.chunks();
         let (white, black) = slot.acc.data.split_at_mut(chunks);
         let mut accs = [Some(white), Some(black)];
-        let mut side = |p: usize| simd::Move1 {
+        let mut side = |p: usize| simd::PerspectiveUpdate {
             acc: accs[p].take().expect("each perspective once"),
             adds: &changes.adds[p][..changes.added],
             subs: &changes.subs[p][..changes.removed],

@@ -224,7 +224,7 @@ pub fn apply_from(
 
 /// One perspective's accumulator and the rows that move it: `acc += Σ rows(adds) −
 /// Σ rows(subs)`.
-pub struct Move1<'a> {
+pub struct PerspectiveUpdate<'a> {
     pub acc: &'a mut [Chunk],
     pub adds: &'a [u16],
     pub subs: &'a [u16],
@@ -241,9 +241,9 @@ pub struct Move1<'a> {
 pub fn update_and_screlu_pair(
     level: Level,
     weights: &[Chunk],
-    us: Move1<'_>,
+    us: PerspectiveUpdate<'_>,
     ours: &[Chunk],
-    them: Move1<'_>,
+    them: PerspectiveUpdate<'_>,
     theirs: &[Chunk],
     small_weights: bool,
 ) -> i32 {
@@ -259,7 +259,8 @@ pub fn update_and_screlu_pair(
                 .all(|&r| (r as usize + 1) * chunks <= weights.len())
         }));
         let base = weights.as_ptr();
-        let row = |r: u16| unsafe { base.add(r as usize * chunks) };
+        // Only read by the kernel, within the bounds just checked.
+        let row = |r: u16| base.wrapping_add(r as usize * chunks);
         macro_rules! fixed {
             ($a:expr, $s:expr) => {{
                 let adds = [$a(us.adds), $a(them.adds)];

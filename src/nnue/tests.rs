@@ -423,7 +423,7 @@ fn the_compiled_in_network_loads_with_its_provenance() {
 /// capture, castling) and others, at every level and at widths that pad.
 #[test]
 fn the_fused_update_and_output_equal_the_two_passes() {
-    use super::simd::{Move1, apply_in_place, screlu_sum_pair, update_and_screlu_pair};
+    use super::simd::{PerspectiveUpdate, apply_in_place, screlu_sum_pair, update_and_screlu_pair};
     let counts = [(1, 1), (1, 2), (2, 2), (0, 1), (3, 1), (2, 3)];
     for hidden in [16, 48, 512] {
         let net = Network::random(hidden, 11 + hidden as u64).unwrap();
@@ -447,13 +447,13 @@ fn the_fused_update_and_output_equal_the_two_passes() {
                 let sum = update_and_screlu_pair(
                     level,
                     net.weights(),
-                    Move1 {
+                    PerspectiveUpdate {
                         acc: &mut fused_us,
                         adds: &us_adds,
                         subs: &us_subs,
                     },
                     ours,
-                    Move1 {
+                    PerspectiveUpdate {
                         acc: &mut fused_them,
                         adds: &them_adds,
                         subs: &them_subs,
