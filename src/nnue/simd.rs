@@ -234,8 +234,8 @@ pub struct PerspectiveUpdate<'a> {
 /// over the new values ([`screlu_sum_pair`]: `us` with `ours`, `them` with `theirs`), in one
 /// pass over the chunks: each chunk's new sums go to the output layer from the registers
 /// they were made in, instead of being stored and loaded back by a second pass. The same
-/// values as the two calls. For the bulk pass's rows a move apart; other cases (and other
-/// levels) make the two calls.
+/// values as the two calls. For the bulk pass's rows a move apart; other row counts, the
+/// portable level and large output weights make the two calls.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub fn update_and_screlu_pair(
@@ -248,7 +248,7 @@ pub fn update_and_screlu_pair(
     small_weights: bool,
 ) -> i32 {
     #[cfg(target_arch = "x86_64")]
-    if level == Level::Avx512 && small_weights {
+    if level != Level::Portable && small_weights {
         let chunks = us.acc.len();
         assert!(
             them.acc.len() == chunks && ours.len() == chunks && theirs.len() == chunks,
@@ -265,15 +265,15 @@ pub fn update_and_screlu_pair(
             ($a:expr, $s:expr) => {{
                 let adds = [$a(us.adds), $a(them.adds)];
                 let subs = [$s(us.subs), $s(them.subs)];
-                // SAFETY: the CPU has AVX-512 (the level); every row was checked against
-                // `weights` and every slice has `chunks` chunks.
+                let (acc, out) = ([us.acc, them.acc], [ours, theirs]);
+                // SAFETY: the CPU has the level; every row was checked against `weights`
+                // and every slice has `chunks` chunks.
                 return unsafe {
-                    x86::update_and_screlu_pair_avx512(
-                        [us.acc, them.acc],
-                        [ours, theirs],
-                        adds,
-                        subs,
-                    )
+                    if level == Level::Avx512 {
+                        x86::update_and_screlu_pair_avx512(acc, out, adds, subs)
+                    } else {
+                        x86::update_and_screlu_pair_avx2(acc, out, adds, subs)
+                    }
                 };
             }};
         }
@@ -661,6 +661,52 @@ mod x86 {
                 }
             }
             _mm512_reduce_add_epi32(_mm512_add_epi32(sums[0], sums[1]))
+        }
+    }
+
+    /// [`update_and_screlu_pair_avx512`] on AVX2: each chunk in two halves.
+    ///
+    /// # Safety
+    /// As [`update_and_screlu_pair_avx512`]'s, and the CPU has AVX2.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn update_and_screlu_pair_avx2<const A: usize, const S: usize>(
+        acc: [&mut [Chunk]; 2],
+        out: [&[Chunk]; 2],
+        adds: [[*const Chunk; A]; 2],
+        subs: [[*const Chunk; S]; 2],
+    ) -> i32 {
+        unsafe {
+            use std::arch::x86_64::*;
+            let zero = _mm256_setzero_si256();
+            let qa = _mm256_set1_epi16(QA as i16);
+            let mut sums = [_mm256_setzero_si256(); 2];
+            let [us, them] = acc;
+            let accs = [us.as_mut_ptr(), them.as_mut_ptr()];
+            for c in 0..out[0].len() {
+                for p in 0..2 {
+                    for h in 0..2 {
+                        let at = (accs[p].add(c) as *mut __m256i).add(h);
+                        let half = |row: *const Chunk| (row.add(c) as *const __m256i).add(h);
+                        let mut v = _mm256_load_si256(at);
+                        for a in adds[p] {
+                            v = _mm256_add_epi16(v, _mm256_load_si256(half(a)));
+                        }
+                        for s in subs[p] {
+                            v = _mm256_sub_epi16(v, _mm256_load_si256(half(s)));
+                        }
+                        _mm256_store_si256(at, v);
+                        let v = _mm256_min_epi16(_mm256_max_epi16(v, zero), qa);
+                        let w = _mm256_load_si256(half(out[p].as_ptr()));
+                        sums[p] = _mm256_add_epi32(
+                            sums[p],
+                            _mm256_madd_epi16(v, _mm256_mullo_epi16(v, w)),
+                        );
+                    }
+                }
+            }
+            let lanes: [i32; 8] = std::mem::transmute(_mm256_add_epi32(sums[0], sums[1]));
+            lanes.iter().fold(0i32, |s, &x| s.wrapping_add(x))
         }
     }
 }
