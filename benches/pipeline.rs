@@ -94,6 +94,7 @@ fn pipeline(c: &mut Criterion) {
         stm_pov: false,
         wdl: false,
         network: None,
+        sorted: Default::default(),
     };
     let masks = MaskTable {
         db: &db,
@@ -115,6 +116,7 @@ fn pipeline(c: &mut Criterion) {
                 stm_pov: false,
                 wdl: false,
                 network: None,
+                sorted: Default::default(),
             };
             let columns = scores.columns();
             group.bench_function(BenchmarkId::new(format!("eval_{name}"), threads), |b| {

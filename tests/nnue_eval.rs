@@ -73,6 +73,34 @@ fn write_db(path: &Path, positions: &[Position], block_size: u32) -> Database {
     Database::open(path).unwrap()
 }
 
+/// `positions` with their game (a new one at each start position, as `game_positions`
+/// plays them: `starts` the index of each game's first row) and ply, in `order`.
+fn write_labelled_db(
+    path: &Path,
+    positions: &[Position],
+    labels: &[(u32, u16)],
+    order: &[usize],
+    block_size: u32,
+) -> Database {
+    let columns = Columns::GAME_ID.union(Columns::PLY);
+    let mut writer = DbWriter::create(path, block_size, columns, false).unwrap();
+    for &i in order {
+        let (game, ply) = labels[i];
+        writer
+            .push(&Record {
+                position: positions[i].clone(),
+                labels: Labels {
+                    game_id: Some(game),
+                    ply: Some(ply),
+                    ..Labels::default()
+                },
+            })
+            .unwrap();
+    }
+    writer.finish().unwrap();
+    Database::open(path).unwrap()
+}
+
 fn black(position: &Position) -> bool {
     position.side_to_move() == Color::Black
 }
@@ -123,6 +151,72 @@ fn every_row_of_games_and_of_shuffled_positions_scores_as_the_reference_on_every
                     .install(|| bulk::db_scores(&random, &prototype))
                     .unwrap();
                 assert_eq!(scores, mixed_reference, "{} shuffled", level.name());
+            }
+        }
+    }
+}
+
+/// A DB in no order is taken in an order of the pass's own (`bulk::sorted_scores`: by
+/// game and ply where every row has them, else by pawns), window by window, and every score
+/// lands in its row's place; a DB of games keeps its own order.
+#[test]
+fn shuffled_rows_are_scored_in_a_sorted_order_each_in_its_own_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let games = game_positions(30, 17);
+    // Each game's rows, as `game_positions` plays them: 121 a game unless it ended early,
+    // so the labels are found by replaying the same starts.
+    let mut labels = Vec::with_capacity(games.len());
+    let (mut game, mut ply) = (0u32, 0u16);
+    for (i, position) in games.iter().enumerate() {
+        if i > 0 && position.fullmove_number() < games[i - 1].fullmove_number() {
+            game += 1;
+            ply = 0;
+        }
+        labels.push((game, ply));
+        ply += 1;
+    }
+    assert!(game > 10, "{game} games found");
+    let mut order: Vec<usize> = (0..games.len()).collect();
+    let mut rng = Rng(23);
+    for i in (1..order.len()).rev() {
+        order.swap(i, rng.below(i + 1));
+    }
+    let net = Arc::new(Network::random(48, 3).unwrap());
+    let reference: Vec<i32> = order.iter().map(|&i| expected(&net, &games[i])).collect();
+    let mixed: Vec<Position> = order.iter().map(|&i| games[i].clone()).collect();
+    for block_size in [64, 256] {
+        let labelled = write_labelled_db(
+            &dir.path().join("labelled.psdb"),
+            &games,
+            &labels,
+            &order,
+            block_size,
+        );
+        let unlabelled = write_db(&dir.path().join("unlabelled.psdb"), &mixed, block_size);
+        let in_order = write_db(&dir.path().join("games.psdb"), &games, block_size);
+        for level in Level::available() {
+            let prototype = NnueEvaluator::with_level(net.clone(), level);
+            for threads in [1, 2] {
+                let pool = pool(threads);
+                // Windows of several blocks, the last one short; and one window for all.
+                for window in [3 * block_size as usize, 1 << 22] {
+                    for (db, name) in [(&labelled, "labelled"), (&unlabelled, "unlabelled")] {
+                        let scores = pool
+                            .install(|| bulk::sorted_scores(db, &prototype, window))
+                            .unwrap()
+                            .expect("a shuffled DB is sorted");
+                        assert_eq!(
+                            scores,
+                            reference,
+                            "{name}, {} {threads} threads, windows of {window}",
+                            level.name()
+                        );
+                    }
+                }
+                let kept = pool
+                    .install(|| bulk::sorted_scores(&in_order, &prototype, 1 << 22))
+                    .unwrap();
+                assert!(kept.is_none(), "games keep their order");
             }
         }
     }

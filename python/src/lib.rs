@@ -629,6 +629,7 @@ impl NativeDatabase {
             stm_pov,
             wdl: false,
             network: None,
+            sorted: Default::default(),
         }
     }
 

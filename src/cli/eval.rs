@@ -160,6 +160,7 @@ pub fn run(args: Args, global: Global) -> Result<()> {
                 stm_pov,
                 wdl: args.wdl,
                 network: network.as_ref(),
+                sorted: Default::default(),
             };
             let table = TableWriter::create(output, &source.columns(), count)?;
             pool.install(|| table.fill(&source, db.block_size(), |rows| bar.inc(rows as u64)))?;

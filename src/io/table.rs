@@ -75,6 +75,11 @@ pub trait TableSource: Sync {
     type Error: From<TableError> + Send;
 
     fn scratch(&self) -> Self::Scratch;
+    /// Work over the whole input before any piece is computed, on the same pool (a pass
+    /// that takes the rows in an order of its own, whose results the pieces then copy).
+    fn prepare(&self) -> Result<(), Self::Error> {
+        Ok(())
+    }
     /// Computes piece `piece` into `scratch` and returns how many rows it holds.
     fn compute(&self, scratch: &mut Self::Scratch, piece: usize) -> Result<usize, Self::Error>;
     /// The value of `column` in row `row` of the piece last computed into `scratch`
@@ -157,6 +162,7 @@ impl TableWriter {
         done: impl Fn(usize) + Sync,
     ) -> Result<u64, S::Error> {
         assert!(piece_rows > 0, "pieces hold rows");
+        source.prepare()?;
         let pieces = self.rows.div_ceil(piece_rows as u64) as usize;
         // Every piece but the last is whole; a source that disagrees would leave holes.
         let expected = |piece: usize| {
@@ -268,6 +274,7 @@ pub fn fill_records<S: TableSource>(
     if out.is_empty() {
         return Ok(rows);
     }
+    source.prepare()?;
     out.par_chunks_mut(piece_rows * record)
         .enumerate()
         .try_for_each_init(

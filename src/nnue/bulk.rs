@@ -6,9 +6,16 @@
 //! or from scratch when a new game starts or the rows are in no order (a shuffled DB runs
 //! at the refresh rate). Workers take contiguous runs of blocks (rayon splits ranges in
 //! halves), so only the first row of a run has no predecessor.
+//!
+//! A DB in no order (shuffled training data, a suite of positions) would refresh nearly
+//! every row: there [`sorted_scores`] takes the rows in an order of its own instead, each
+//! window of rows sorted by game and ply where the DB records them, else by pawns and
+//! occupancy (positions with the same pawns are mostly a few moves apart in one game), and
+//! puts each score back in its row's place. Same scores, a few pieces between most rows.
 
 use std::ops::Range;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI32, Ordering};
 
 use pawnstorm_kernels::simd::{self, LevelFn, Path};
 use rayon::prelude::*;
@@ -16,6 +23,7 @@ use rayon::prelude::*;
 use super::{Network, NnueEvaluator};
 use crate::db::{Block, Database, DbError};
 use crate::eval::endgame;
+use crate::position::board::PositionBoards;
 
 /// The twelve piece boards (colour × 6 + type, White first) of row `row` of `block`.
 #[inline(always)]
@@ -100,14 +108,28 @@ fn rows_scores_inline(
     out[end - start..rows.len()].fill(0);
 }
 
-/// The network's scores (White's point of view) of every position of `db`, in order, on
-/// the current rayon pool, every worker a clone of `prototype`; `each_block` is called on
-/// every block's scores once computed (in no particular order).
+/// The network's scores (White's point of view) of every position of `db`, on the current
+/// rayon pool, every worker a clone of `prototype`: in the DB's order, or in the order of
+/// [`sorted_scores`] where the DB's is no order. `each_block` is called on every block's
+/// scores once computed (in no particular order).
 pub fn db_scores_with(
     db: &Database,
     prototype: &NnueEvaluator,
     each_block: impl Fn(&Block<'_>, &mut [i32]) + Sync,
 ) -> Result<Vec<i32>, DbError> {
+    if let Some(mut scores) = sorted_scores(db, prototype, SORT_WINDOW_ROWS)? {
+        let n = db.block_size();
+        scores.resize(db.block_count() * n, 0);
+        scores
+            .par_chunks_mut(n)
+            .enumerate()
+            .try_for_each(|(index, out)| {
+                each_block(&db.block_checked_before(index)?, out);
+                Ok::<(), DbError>(())
+            })?;
+        scores.truncate(db.len() as usize);
+        return Ok(scores);
+    }
     let n = db.block_size();
     let mut scores = vec![0i32; db.block_count() * n];
     scores.par_chunks_mut(n).enumerate().try_for_each_init(
@@ -135,4 +157,310 @@ pub fn load(path: Option<&std::path::Path>) -> anyhow::Result<Arc<Network>> {
         Some(path) => Ok(Arc::new(Network::load(path)?)),
         None => super::default_network().map_err(anyhow::Error::msg),
     }
+}
+
+/// Rows the sorted pass takes at once: a copy of their boards and keys (88 bytes a row)
+/// stays within 370 MB however large the DB. Rows are only brought together within a
+/// window: a shuffled DB of up to this many rows gains the whole of the order, a larger one
+/// less the larger it is.
+pub const SORT_WINDOW_ROWS: usize = 1 << 22;
+
+/// A window's rows in stored order need a refresh this often or more before it is sorted
+/// (a DB of games refreshes about 1 row in 100, a shuffled one more than 9 in 10).
+const SORT_ABOVE_REFRESH_SHARE: f64 = 0.3;
+
+/// Every position's score as [`db_scores`] gives it (White's point of view, `db.len()`
+/// scores in the DB's order), when `db`'s stored order would make most rows refreshes:
+/// the rows are taken window by window (`window_rows`, rounded to whole blocks;
+/// [`SORT_WINDOW_ROWS`] for a pass) in an order of their own, so that most rows are a few
+/// pieces from the one before. `None` (and nothing computed but a look at a sample of the
+/// rows) where the stored order is as good. Every block is checked as [`Database::block`]
+/// checks it.
+pub fn sorted_scores(
+    db: &Database,
+    prototype: &NnueEvaluator,
+    window_rows: usize,
+) -> Result<Option<Vec<i32>>, DbError> {
+    let n = db.block_size();
+    let window_blocks = (window_rows.min(SORT_WINDOW_ROWS) / n).max(1);
+    let blocks = db.block_count();
+    if blocks == 0 || !stored_order_refreshes(db)? {
+        return Ok(None);
+    }
+    let mut scores = vec![0i32; db.len() as usize];
+    for first in (0..blocks).step_by(window_blocks) {
+        let last = (first + window_blocks).min(blocks);
+        let window: Vec<Block<'_>> = (first..last)
+            .into_par_iter()
+            .map(|index| db.block(index))
+            .collect::<Result<_, _>>()?;
+        let start = first * n;
+        let end = (last * n).min(scores.len());
+        window_scores(&window, n, prototype, &mut scores[start..end]);
+    }
+    Ok(Some(scores))
+}
+
+/// Blocks [`stored_order_refreshes`] looks at, spread over the DB.
+const ORDER_SAMPLE_BLOCKS: usize = 16;
+
+/// Whether `db`'s rows, in stored order, refresh at least [`SORT_ABOVE_REFRESH_SHARE`] of
+/// the time, judged on [`ORDER_SAMPLE_BLOCKS`] blocks spread over it: a row whose pieces
+/// differ from the row before's in as many squares as it has pieces is summed from scratch
+/// ([`NnueEvaluator::evaluate`]'s rule). The sample is read without its checks (the pass
+/// checks every block it reads); it only chooses an order.
+fn stored_order_refreshes(db: &Database) -> Result<bool, DbError> {
+    let blocks = db.block_count();
+    let step = blocks.div_ceil(ORDER_SAMPLE_BLOCKS).max(1);
+    let (mut refreshes, mut rows) = (0usize, 0usize);
+    for index in (0..blocks).step_by(step) {
+        let block = db.block_checked_before(index)?;
+        let mut before = [0u64; 12];
+        for row in 0..block.len {
+            let boards = block_boards(&block, row);
+            let (changed, pieces) =
+                boards
+                    .iter()
+                    .zip(&before)
+                    .fold((0, 0), |(changed, pieces), (now, was)| {
+                        (
+                            changed + (now ^ was).count_ones(),
+                            pieces + now.count_ones(),
+                        )
+                    });
+            refreshes += (changed >= pieces) as usize;
+            before = boards;
+        }
+        rows += block.len;
+    }
+    Ok(rows > 0 && refreshes as f64 >= SORT_ABOVE_REFRESH_SHARE * rows as f64)
+}
+
+/// A row of a window in the sorted pass: its boards (six pieces, two colours), its order
+/// key ([`sort_key`]), its place in the window (with the side to move in [`SIDE_BIT`]) and,
+/// once evaluated, its score.
+#[derive(Clone, Copy, bytemuck::Zeroable)]
+#[repr(C)]
+struct Item {
+    boards: [u64; 8],
+    key: [u64; 2],
+    place: u32,
+    score: i32,
+}
+
+/// The bit of an [`Item`]'s place that says Black is to move (a window's rows fit in the
+/// bits below it).
+const SIDE_BIT: u32 = 1 << 31;
+const _: () = assert!(SORT_WINDOW_ROWS < SIDE_BIT as usize);
+
+/// A window's rows are spread over `1 << BUCKET_BITS` buckets by their key's first part
+/// (game, or White's pawns), each then sorted on its own, in cache.
+const BUCKET_BITS: u32 = 12;
+
+/// The order key of `row`: its game and ply where the window knows every row's
+/// (`labelled`), for the order the games were played in; else its pawns, White's then
+/// Black's, and then the occupancy of the top half of the board, which puts rows with the
+/// same pawns together and, among them, most of one game's rows a move or two apart.
+#[inline(always)]
+fn sort_key(block: &Block<'_>, row: usize, labelled: bool) -> [u64; 2] {
+    if labelled && let (Some(games), Some(plies)) = (block.game_id, block.ply) {
+        return [(games[row] as u64) << 16 | plies[row] as u64, 0];
+    }
+    const RANKS_2_TO_7: u64 = (1 << 48) - 1;
+    let (white, black) = (block.colors[0][row].0, block.colors[1][row].0);
+    let pawns = block.pieces[0][row].0;
+    let (ours, theirs) = (
+        (pawns & white) >> 8 & RANKS_2_TO_7,
+        (pawns & black) >> 8 & RANKS_2_TO_7,
+    );
+    // 128 bits: White's 48 pawn squares, Black's, the top 32 squares' occupancy.
+    [
+        ours << 16 | theirs >> 32,
+        theirs << 32 | (white | black) >> 32,
+    ]
+}
+
+/// The bucket of a key: a hash of its first 48 bits (the game, or White's pawns), so that
+/// one game's rows, or the rows with the same white pawns, share a bucket.
+#[inline(always)]
+fn bucket_of(key: &[u64; 2]) -> usize {
+    ((key[0] >> 16).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - BUCKET_BITS)) as usize
+}
+
+/// Whether every row of `window` has a known game and ply.
+fn window_is_labelled(window: &[Block<'_>]) -> bool {
+    window.iter().all(|block| match (block.game_id, block.ply) {
+        (Some(games), Some(plies)) => {
+            games[..block.len].iter().all(|&g| g != u32::MAX)
+                && plies[..block.len].iter().all(|&p| p != u16::MAX)
+        }
+        _ => false,
+    })
+}
+
+/// A pointer workers write disjoint items through.
+#[derive(Clone, Copy)]
+struct ItemsPtr(*mut Item);
+// SAFETY: each worker writes only the items its own offsets name (disjoint ranges).
+unsafe impl Send for ItemsPtr {}
+unsafe impl Sync for ItemsPtr {}
+
+impl ItemsPtr {
+    /// # Safety
+    /// `index` is within the items and no other thread writes or reads it meanwhile.
+    unsafe fn write(self, index: usize, item: Item) {
+        // SAFETY: as the caller promises.
+        unsafe { self.0.add(index).write(item) }
+    }
+}
+
+/// Scores of every row of `window` (blocks of `n` rows) into `out` (its rows in place, up to
+/// the last block's last position), taken in sorted order: the rows are spread over
+/// buckets with their boards (one pass over the blocks), each bucket sorted by key and
+/// evaluated in that order.
+fn window_scores(window: &[Block<'_>], n: usize, prototype: &NnueEvaluator, out: &mut [i32]) {
+    let labelled = window_is_labelled(window);
+    let buckets = 1usize << BUCKET_BITS;
+    // `out` ends at the DB's last position: every row of it is a position.
+    let rows_of = |index: usize, block: &Block<'_>| block.len.min(out.len() - index * n);
+    let counts: Vec<Vec<u32>> = window
+        .par_iter()
+        .enumerate()
+        .map(|(index, block)| {
+            let mut counts = vec![0u32; buckets];
+            for row in 0..rows_of(index, block) {
+                counts[bucket_of(&sort_key(block, row, labelled))] += 1;
+            }
+            counts
+        })
+        .collect();
+    // Each block's first item in each bucket, the buckets one after another.
+    let mut starts = vec![0usize; buckets + 1];
+    let mut offsets: Vec<Vec<usize>> = vec![vec![0; buckets]; window.len()];
+    let mut next = 0;
+    for bucket in 0..buckets {
+        starts[bucket] = next;
+        for (block, counts) in counts.iter().enumerate() {
+            offsets[block][bucket] = next;
+            next += counts[bucket] as usize;
+        }
+    }
+    starts[buckets] = next;
+    assert_eq!(next, out.len(), "one item a row");
+    // Zeroed by the system as the workers first write it (a `vec!` of items would be
+    // written whole by this thread first).
+    let mut items: Vec<Item> = bytemuck::zeroed_vec(next);
+    let base = ItemsPtr(items.as_mut_ptr());
+    window
+        .par_iter()
+        .zip(offsets.par_iter_mut())
+        .enumerate()
+        .for_each(|(index, (block, offsets))| {
+            for row in 0..rows_of(index, block) {
+                let key = sort_key(block, row, labelled);
+                let slot = &mut offsets[bucket_of(&key)];
+                let black = if block.side_to_move[row] != 0 {
+                    SIDE_BIT
+                } else {
+                    0
+                };
+                let item = Item {
+                    boards: std::array::from_fn(|i| match i {
+                        0..6 => block.pieces[i][row].0,
+                        _ => block.colors[i - 6][row].0,
+                    }),
+                    key,
+                    place: (index * n + row) as u32 | black,
+                    score: 0,
+                };
+                // SAFETY: the offsets of block `index` in each bucket are its own (counted
+                // above), within `next` items, and each is taken once.
+                unsafe { base.write(*slot, item) };
+                *slot += 1;
+            }
+        });
+    let mut pieces: Vec<&mut [Item]> = Vec::with_capacity(buckets);
+    let mut rest = &mut items[..];
+    for bucket in 0..buckets {
+        let (piece, after) = rest.split_at_mut(starts[bucket + 1] - starts[bucket]);
+        pieces.push(piece);
+        rest = after;
+    }
+    pieces.par_iter_mut().for_each_init(
+        || (prototype.clone(), Vec::new()),
+        |(evaluator, order), piece| items_scores(evaluator, piece, order),
+    );
+    // Apart from the evaluation: a row's place is anywhere in the window, and a store that
+    // misses the cache in the middle of the evaluation's loop costs more than here.
+    let places: &[AtomicI32] = atomic_slice(out);
+    items.par_iter().for_each(|item| {
+        places[(item.place & !SIDE_BIT) as usize].store(item.score, Ordering::Relaxed)
+    });
+}
+
+/// `out` as atomics, for workers that write rows in an order of their own (each row once).
+fn atomic_slice(out: &mut [i32]) -> &[AtomicI32] {
+    // SAFETY: `AtomicI32` has the size and alignment of `i32`, and the exclusive borrow of
+    // `out` lasts as long as the atomics' shared one.
+    unsafe { std::slice::from_raw_parts(out.as_mut_ptr().cast::<AtomicI32>(), out.len()) }
+}
+
+/// The network's score of a row's boards, White's point of view, with the exact endgame
+/// rules on top, as [`row_score`] gives it.
+#[inline(always)]
+fn boards_score(evaluator: &mut NnueEvaluator, row: &[u64; 8], black_to_move: bool) -> i32 {
+    let (pieces, colors) = (&row[..6], [row[6], row[7]]);
+    let boards: [u64; 12] = std::array::from_fn(|i| pieces[i % 6] & colors[i / 6]);
+    if (boards[0] == 0 || boards[6] == 0)
+        && let Some((white, _)) = endgame::exact_rule(&PositionBoards {
+            pieces: std::array::from_fn(|i| pieces[i]),
+            colors,
+            black_to_move,
+        })
+    {
+        return white;
+    }
+    let stm = evaluator.evaluate(&boards, black_to_move, 0);
+    if black_to_move { -stm } else { stm }
+}
+
+/// The scores of a bucket's `items`, taken in their keys' order (`order` is the worker's
+/// space for it: the keys and the items' indices, sorted rather than the items).
+fn items_scores(
+    evaluator: &mut NnueEvaluator,
+    items: &mut [Item],
+    order: &mut Vec<([u64; 2], u32)>,
+) {
+    order.clear();
+    order.extend(
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| (item.key, i as u32)),
+    );
+    order.sort_unstable();
+    struct Items<'e, 'w> {
+        evaluator: &'e mut NnueEvaluator,
+        items: &'w mut [Item],
+        order: &'w [([u64; 2], u32)],
+    }
+    impl LevelFn for Items<'_, '_> {
+        type Output = ();
+        #[inline(always)]
+        fn call(self) {
+            for &(_, index) in self.order {
+                let item = &mut self.items[index as usize];
+                let black = item.place & SIDE_BIT != 0;
+                item.score = boards_score(self.evaluator, &item.boards, black);
+            }
+        }
+    }
+    simd::dispatch_level(
+        Path::scalar(),
+        Items {
+            evaluator,
+            items,
+            order,
+        },
+    )
 }

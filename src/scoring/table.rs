@@ -1,6 +1,8 @@
 //! A DB's scores, or breakdown rows, as a table ([`ScoreTable`]) by either evaluator: the
 //! hand-crafted terms ([`crate::eval::batch`]) or the network ([`crate::nnue::bulk`]).
 
+use std::sync::OnceLock;
+
 use crate::db::{Block, Database};
 use crate::eval::Prepared;
 use crate::eval::batch::{
@@ -28,7 +30,15 @@ pub struct ScoreTable<'a> {
     /// breakdown): every worker clones the evaluator and carries it through its rows in
     /// order ([`crate::nnue::bulk`]).
     pub network: Option<&'a NnueEvaluator>,
+    /// The network's scores of a DB in no order, from [`TableSource::prepare`]
+    /// ([`crate::nnue::bulk::sorted_scores`]); leave it `Default::default()`.
+    pub sorted: SortedScores,
 }
+
+/// Scores computed before the table's pieces, in an order of the pass's own (empty until
+/// then, and where the DB's own order serves).
+#[derive(Default)]
+pub struct SortedScores(OnceLock<Option<Vec<i32>>>);
 
 impl ScoreTable<'_> {
     /// The table's columns: the index if asked for, then the score or the breakdown.
@@ -95,16 +105,39 @@ impl TableSource for ScoreTable<'_> {
         )
     }
 
+    fn prepare(&self) -> anyhow::Result<()> {
+        if let Some(evaluator) = self.network {
+            let scores = crate::nnue::bulk::sorted_scores(
+                self.db,
+                evaluator,
+                crate::nnue::bulk::SORT_WINDOW_ROWS,
+            )?;
+            // Set once, before any piece: a second call finds it set and has nothing to do.
+            let _ = self.sorted.0.set(scores);
+        }
+        Ok(())
+    }
+
     fn compute(
         &self,
         (out, first, network): &mut Self::Scratch,
         piece: usize,
     ) -> anyhow::Result<usize> {
-        let block = self.db.block(piece)?;
         let n = self.db.block_size();
+        let sorted = self.sorted.0.get().and_then(Option::as_deref);
+        // The sorted pass checked every block already.
+        let block = match sorted {
+            Some(_) => self.db.block_checked_before(piece)?,
+            None => self.db.block(piece)?,
+        };
         let (width, score_width) = (self.width(), self.score_width());
         let mut scores = |out: &mut [i32]| {
-            if let Some(evaluator) = network {
+            if let Some(sorted) = sorted {
+                let start = (piece * n).min(sorted.len());
+                let rows = &sorted[start..(start + n).min(sorted.len())];
+                out[..rows.len()].copy_from_slice(rows);
+                out[rows.len()..n].fill(0);
+            } else if let Some(evaluator) = network {
                 assert!(!self.breakdown, "a network has no terms to break down");
                 crate::nnue::bulk::rows_scores(evaluator, &block, 0..n, out);
             } else if !self.breakdown {
