@@ -212,27 +212,31 @@ const ORDER_SAMPLE_BLOCKS: usize = 16;
 fn stored_order_refreshes(db: &Database) -> Result<bool, DbError> {
     let blocks = db.block_count();
     let step = blocks.div_ceil(ORDER_SAMPLE_BLOCKS).max(1);
-    let (mut refreshes, mut rows) = (0usize, 0usize);
-    for index in (0..blocks).step_by(step) {
-        let block = db.block_checked_before(index)?;
-        let mut before = [0u64; 12];
-        for row in 0..block.len {
-            let boards = block_boards(&block, row);
-            let (changed, pieces) =
-                boards
-                    .iter()
-                    .zip(&before)
-                    .fold((0, 0), |(changed, pieces), (now, was)| {
-                        (
-                            changed + (now ^ was).count_ones(),
-                            pieces + now.count_ones(),
-                        )
-                    });
-            refreshes += (changed >= pieces) as usize;
-            before = boards;
-        }
-        rows += block.len;
-    }
+    let sample: Vec<usize> = (0..blocks).step_by(step).collect();
+    let (refreshes, rows) = sample
+        .into_par_iter()
+        .map(|index| {
+            let block = db.block_checked_before(index)?;
+            let mut before = [0u64; 12];
+            let mut refreshes = 0usize;
+            for row in 0..block.len {
+                let boards = block_boards(&block, row);
+                let (changed, pieces) =
+                    boards
+                        .iter()
+                        .zip(&before)
+                        .fold((0, 0), |(changed, pieces), (now, was)| {
+                            (
+                                changed + (now ^ was).count_ones(),
+                                pieces + now.count_ones(),
+                            )
+                        });
+                refreshes += (changed >= pieces) as usize;
+                before = boards;
+            }
+            Ok::<_, DbError>((refreshes, block.len))
+        })
+        .try_reduce(|| (0, 0), |a, b| Ok((a.0 + b.0, a.1 + b.1)))?;
     Ok(rows > 0 && refreshes as f64 >= SORT_ABOVE_REFRESH_SHARE * rows as f64)
 }
 
