@@ -71,7 +71,10 @@ fn loader_batches(c: &mut Criterion) {
 }
 
 /// The compiled-in network over the benchmark DB, in game order (a row's sums updated from
-/// the row before's) and shuffled (every row summed from the biases).
+/// the row before's) and shuffled: one thread a level through `rows_scores` in stored
+/// order (every shuffled row summed from the biases: the kernels' refresh rate), and 1 and
+/// 2 threads through `db_scores`, the pass `eval` runs (a shuffled DB in its game-and-ply
+/// order, `bulk::sorted_scores`).
 fn bulk_eval(c: &mut Criterion) {
     let net = bulk::load(None).expect("the compiled-in network");
     let (_dir, games, shuffled) = common::games_databases();

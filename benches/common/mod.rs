@@ -15,7 +15,9 @@ pub fn database() -> (tempfile::TempDir, Database, Vec<Record>) {
 
 /// Positions of whole games in order, each a move from the one before (every game of the
 /// PGN fixtures, four times over, ~1M rows), and the same rows in a fixed random order: for
-/// passes that carry work from row to row, as the network's accumulators.
+/// passes that carry work from row to row, as the network's accumulators. Every row keeps
+/// its game and ply (each copy its own games), as a DB imported from PGN does, so a pass
+/// that orders shuffled rows by game finds four distinct copies, not four rows alike.
 #[allow(dead_code)] // Not every benchmark that shares this module uses it.
 pub fn games_databases() -> (tempfile::TempDir, Database, Database) {
     let mut games = Vec::new();
@@ -44,7 +46,22 @@ pub fn games_databases() -> (tempfile::TempDir, Database, Database) {
         )
         .expect("a fixture PGN");
     }
-    let in_order: Vec<&Record> = (0..4).flat_map(|_| &games).collect();
+    let copy_games = games
+        .iter()
+        .filter_map(|r| r.labels.game_id)
+        .max()
+        .unwrap_or(0)
+        + 1;
+    let copies: Vec<Record> = (0..4)
+        .flat_map(|copy| {
+            games.iter().map(move |record| {
+                let mut record = record.clone();
+                record.labels.game_id = record.labels.game_id.map(|g| g + copy * copy_games);
+                record
+            })
+        })
+        .collect();
+    let in_order: Vec<&Record> = copies.iter().collect();
     let mut shuffled = in_order.clone();
     // Fisher-Yates with a fixed xorshift: the same order on every run and machine.
     let mut state = 0x9E37_79B9_7F4A_7C15u64;
@@ -55,8 +72,9 @@ pub fn games_databases() -> (tempfile::TempDir, Database, Database) {
         shuffled.swap(i, (state % (i as u64 + 1)) as usize);
     }
     let dir = tempfile::tempdir().expect("temp dir");
-    let games = database_at(&dir.path().join("games.psdb"), &in_order);
-    let shuffled = database_at(&dir.path().join("shuffled.psdb"), &shuffled);
+    let labels = Columns::GAME_ID.union(Columns::PLY);
+    let games = database_with(&dir.path().join("games.psdb"), &in_order, labels);
+    let shuffled = database_with(&dir.path().join("shuffled.psdb"), &shuffled, labels);
     (dir, games, shuffled)
 }
 
@@ -81,7 +99,12 @@ fn database_of(records: &[&Record]) -> (tempfile::TempDir, Database) {
 
 /// A DB of `records` in that order at `path`.
 fn database_at(path: &std::path::Path, records: &[&Record]) -> Database {
-    let mut writer = DbWriter::create(path, 4096, Columns::NONE, false).expect("create");
+    database_with(path, records, Columns::NONE)
+}
+
+/// A DB of `records` in that order at `path`, with the label `columns`.
+fn database_with(path: &std::path::Path, records: &[&Record], columns: Columns) -> Database {
+    let mut writer = DbWriter::create(path, 4096, columns, false).expect("create");
     for record in records {
         writer.push(record).expect("push");
     }
