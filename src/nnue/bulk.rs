@@ -159,8 +159,8 @@ pub fn load(path: Option<&std::path::Path>) -> anyhow::Result<Arc<Network>> {
     }
 }
 
-/// Rows the sorted pass takes at once: a copy of their boards and keys (88 bytes a row)
-/// stays within 370 MB however large the DB. Rows are only brought together within a
+/// Rows the sorted pass takes at once: a copy of their boards and keys (72 bytes a row)
+/// stays within 310 MB however large the DB. Rows are only brought together within a
 /// window: a shuffled DB of up to this many rows gains the whole of the order, a larger one
 /// less the larger it is.
 pub const SORT_WINDOW_ROWS: usize = 1 << 22;
@@ -240,16 +240,37 @@ fn stored_order_refreshes(db: &Database) -> Result<bool, DbError> {
     Ok(rows > 0 && refreshes as f64 >= SORT_ABOVE_REFRESH_SHARE * rows as f64)
 }
 
-/// A row of a window in the sorted pass: its boards (six pieces, two colours), its order
-/// key ([`sort_key`]), its place in the window (with the side to move in [`SIDE_BIT`]) and,
-/// once evaluated, its score.
+/// A row of a window in the sorted pass, 72 bytes: its boards (six pieces, then White's:
+/// Black's are the rest), its game-and-ply key where the window is labelled ([`sort_key`];
+/// the pawn key is read off the boards), its place in the window (with the side to move in
+/// [`SIDE_BIT`]) and, once evaluated, its score. A window's items are memory touched for
+/// the first time, which costs more than the copying: the fewer bytes the better.
 #[derive(Clone, Copy, bytemuck::Zeroable)]
 #[repr(C)]
 struct Item {
-    boards: [u64; 8],
-    key: [u64; 2],
+    boards: [u64; 7],
+    label: u64,
     place: u32,
     score: i32,
+}
+
+impl Item {
+    /// White's and Black's boards.
+    #[inline(always)]
+    fn colors(&self) -> [u64; 2] {
+        let occupied = self.boards[..6].iter().fold(0, |all, board| all | board);
+        [self.boards[6], occupied & !self.boards[6]]
+    }
+
+    /// The order key ([`sort_key`]'s).
+    #[inline(always)]
+    fn key(&self, labelled: bool) -> [u64; 2] {
+        if labelled {
+            return [self.label, 0];
+        }
+        let [white, black] = self.colors();
+        pawn_key(self.boards[0], white, black)
+    }
 }
 
 /// The bit of an [`Item`]'s place that says Black is to move (a window's rows fit in the
@@ -272,9 +293,14 @@ fn sort_key(block: &Block<'_>, row: usize, labelled: bool) -> [u64; 2] {
     if labelled && let (Some(games), Some(plies)) = (block.game_id, block.ply) {
         return [(games[row] as u64) << 16 | plies[row] as u64, 0];
     }
-    const RANKS_2_TO_7: u64 = (1 << 48) - 1;
     let (white, black) = (block.colors[0][row].0, block.colors[1][row].0);
-    let pawns = block.pieces[0][row].0;
+    pawn_key(block.pieces[0][row].0, white, black)
+}
+
+/// [`sort_key`] without labels, from a row's pawns and colours.
+#[inline(always)]
+fn pawn_key(pawns: u64, white: u64, black: u64) -> [u64; 2] {
+    const RANKS_2_TO_7: u64 = (1 << 48) - 1;
     let (ours, theirs) = (
         (pawns & white) >> 8 & RANKS_2_TO_7,
         (pawns & black) >> 8 & RANKS_2_TO_7,
@@ -373,9 +399,9 @@ fn window_scores(window: &[Block<'_>], n: usize, prototype: &NnueEvaluator, out:
                 let item = Item {
                     boards: std::array::from_fn(|i| match i {
                         0..6 => block.pieces[i][row].0,
-                        _ => block.colors[i - 6][row].0,
+                        _ => block.colors[0][row].0,
                     }),
-                    key,
+                    label: key[0],
                     place: (index * n + row) as u32 | black,
                     score: 0,
                 };
@@ -394,7 +420,7 @@ fn window_scores(window: &[Block<'_>], n: usize, prototype: &NnueEvaluator, out:
     }
     pieces.par_iter_mut().for_each_init(
         || (prototype.clone(), Vec::new()),
-        |(evaluator, order), piece| items_scores(evaluator, piece, order),
+        |(evaluator, order), piece| items_scores(evaluator, piece, labelled, order),
     );
     // Apart from the evaluation: a row's place is anywhere in the window, and a store that
     // misses the cache in the middle of the evaluation's loop costs more than here.
@@ -414,8 +440,8 @@ fn atomic_slice(out: &mut [i32]) -> &[AtomicI32] {
 /// The network's score of a row's boards, White's point of view, with the exact endgame
 /// rules on top, as [`row_score`] gives it.
 #[inline(always)]
-fn boards_score(evaluator: &mut NnueEvaluator, row: &[u64; 8], black_to_move: bool) -> i32 {
-    let (pieces, colors) = (&row[..6], [row[6], row[7]]);
+fn boards_score(evaluator: &mut NnueEvaluator, row: &Item, black_to_move: bool) -> i32 {
+    let (pieces, colors) = (&row.boards[..6], row.colors());
     let boards: [u64; 12] = std::array::from_fn(|i| pieces[i % 6] & colors[i / 6]);
     if (boards[0] == 0 || boards[6] == 0)
         && let Some((white, _)) = endgame::exact_rule(&PositionBoards {
@@ -435,6 +461,7 @@ fn boards_score(evaluator: &mut NnueEvaluator, row: &[u64; 8], black_to_move: bo
 fn items_scores(
     evaluator: &mut NnueEvaluator,
     items: &mut [Item],
+    labelled: bool,
     order: &mut Vec<([u64; 2], u32)>,
 ) {
     order.clear();
@@ -442,7 +469,7 @@ fn items_scores(
         items
             .iter()
             .enumerate()
-            .map(|(i, item)| (item.key, i as u32)),
+            .map(|(i, item)| (item.key(labelled), i as u32)),
     );
     order.sort_unstable();
     struct Items<'e, 'w> {
@@ -457,7 +484,7 @@ fn items_scores(
             for &(_, index) in self.order {
                 let item = &mut self.items[index as usize];
                 let black = item.place & SIDE_BIT != 0;
-                item.score = boards_score(self.evaluator, &item.boards, black);
+                item.score = boards_score(self.evaluator, item, black);
             }
         }
     }
