@@ -202,7 +202,7 @@ pub fn sorted_scores(
 }
 
 /// Blocks [`stored_order_refreshes`] looks at, spread over the DB.
-const ORDER_SAMPLE_BLOCKS: usize = 16;
+const ORDER_SAMPLE_BLOCKS: usize = 4;
 
 /// Whether `db`'s rows, in stored order, refresh at least [`SORT_ABOVE_REFRESH_SHARE`] of
 /// the time, judged on [`ORDER_SAMPLE_BLOCKS`] blocks spread over it: a row whose pieces
