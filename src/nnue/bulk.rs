@@ -165,8 +165,9 @@ pub fn load(path: Option<&std::path::Path>) -> anyhow::Result<Arc<Network>> {
 /// less the larger it is.
 pub const SORT_WINDOW_ROWS: usize = 1 << 22;
 
-/// A window's rows in stored order need a refresh this often or more before it is sorted
-/// (a DB of games refreshes about 1 row in 100, a shuffled one more than 9 in 10).
+/// The sampled rows ([`stored_order_refreshes`]) need a refresh this often or more in
+/// stored order before the DB is sorted (a DB of games refreshes about 1 row in 100, a
+/// shuffled one more than 9 in 10).
 const SORT_ABOVE_REFRESH_SHARE: f64 = 0.3;
 
 /// Every position's score as [`db_scores`] gives it (White's point of view, `db.len()`
