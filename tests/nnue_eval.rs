@@ -7,6 +7,7 @@ mod common;
 
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use pawnstorm::db::{Columns, Database, DbWriter};
 use pawnstorm::movegen::{Board, MoveList, legal_moves};
@@ -201,10 +202,16 @@ fn shuffled_rows_are_scored_in_a_sorted_order_each_in_its_own_place() {
                 // Windows of several blocks, the last one short; and one window for all.
                 for window in [3 * block_size as usize, 1 << 22] {
                     for (db, name) in [(&labelled, "labelled"), (&unlabelled, "unlabelled")] {
+                        let done = AtomicUsize::new(0);
                         let scores = pool
-                            .install(|| bulk::sorted_scores(db, &prototype, window))
+                            .install(|| {
+                                bulk::sorted_scores(db, &prototype, window, |rows| {
+                                    done.fetch_add(rows, Ordering::Relaxed);
+                                })
+                            })
                             .unwrap()
                             .expect("a shuffled DB is sorted");
+                        assert_eq!(done.into_inner(), games.len(), "progress: every row once");
                         assert_eq!(
                             scores,
                             reference,
@@ -214,7 +221,7 @@ fn shuffled_rows_are_scored_in_a_sorted_order_each_in_its_own_place() {
                     }
                 }
                 let kept = pool
-                    .install(|| bulk::sorted_scores(&in_order, &prototype, 1 << 22))
+                    .install(|| bulk::sorted_scores(&in_order, &prototype, 1 << 22, |_| {}))
                     .unwrap();
                 assert!(kept.is_none(), "games keep their order");
             }

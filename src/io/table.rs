@@ -77,8 +77,11 @@ pub trait TableSource: Sync {
     fn scratch(&self) -> Self::Scratch;
     /// Work over the whole input before any piece is computed, on the same pool (a pass
     /// that takes the rows in an order of its own, whose results the pieces then copy).
-    fn prepare(&self) -> Result<(), Self::Error> {
-        Ok(())
+    /// Returns whether it reported the rows' progress through `done` (`done(rows)` as the
+    /// pieces would), in which case the pieces report none.
+    fn prepare(&self, done: &(dyn Fn(usize) + Sync)) -> Result<bool, Self::Error> {
+        let _ = done;
+        Ok(false)
     }
     /// Computes piece `piece` into `scratch` and returns how many rows it holds.
     fn compute(&self, scratch: &mut Self::Scratch, piece: usize) -> Result<usize, Self::Error>;
@@ -162,7 +165,12 @@ impl TableWriter {
         done: impl Fn(usize) + Sync,
     ) -> Result<u64, S::Error> {
         assert!(piece_rows > 0, "pieces hold rows");
-        source.prepare()?;
+        let reported = source.prepare(&done)?;
+        let done = |rows: usize| {
+            if !reported {
+                done(rows)
+            }
+        };
         let pieces = self.rows.div_ceil(piece_rows as u64) as usize;
         // Every piece but the last is whole; a source that disagrees would leave holes.
         let expected = |piece: usize| {
@@ -274,7 +282,12 @@ pub fn fill_records<S: TableSource>(
     if out.is_empty() {
         return Ok(rows);
     }
-    source.prepare()?;
+    let reported = source.prepare(&done)?;
+    let done = |rows: usize| {
+        if !reported {
+            done(rows)
+        }
+    };
     out.par_chunks_mut(piece_rows * record)
         .enumerate()
         .try_for_each_init(
@@ -462,6 +475,72 @@ mod tests {
                 0 => r,
                 1 => r * 3,
                 _ => (-(r as i64)) as u64,
+            }
+        }
+    }
+
+    /// [`Counting`] whose `prepare` reports every row's progress itself (as a pass that
+    /// computes the rows in an order of its own does), when `reports`.
+    struct Preparing {
+        inner: Counting,
+        reports: bool,
+    }
+
+    impl TableSource for Preparing {
+        type Scratch = u64;
+        type Error = Error;
+        fn scratch(&self) -> u64 {
+            0
+        }
+        fn prepare(&self, done: &(dyn Fn(usize) + Sync)) -> Result<bool, Error> {
+            if self.reports {
+                done(self.inner.rows as usize / 2);
+                done(self.inner.rows as usize - self.inner.rows as usize / 2);
+            }
+            Ok(self.reports)
+        }
+        fn compute(&self, first: &mut u64, piece: usize) -> Result<usize, Error> {
+            self.inner.compute(first, piece)
+        }
+        fn value(&self, first: &u64, row: usize, column: usize) -> u64 {
+            self.inner.value(first, row, column)
+        }
+    }
+
+    #[test]
+    fn progress_counts_every_row_once_whoever_reports_it() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        for reports in [false, true] {
+            for name in ["t.npy", "t.csv", "in memory"] {
+                let source = Preparing {
+                    inner: Counting {
+                        rows: 1000,
+                        piece_rows: 64,
+                        fail_at: None,
+                    },
+                    reports,
+                };
+                let counted = std::sync::atomic::AtomicUsize::new(0);
+                let done = |rows: usize| {
+                    counted.fetch_add(rows, std::sync::atomic::Ordering::Relaxed);
+                };
+                if name == "in memory" {
+                    let mut out = vec![0u8; 1000 * 14];
+                    pool()
+                        .install(|| fill_records(&source, &columns(), 1000, 64, &mut out, done))
+                        .expect("fill");
+                } else {
+                    let path = dir.path().join(name);
+                    let table = TableWriter::create(&path, &columns(), 1000).expect("create");
+                    pool()
+                        .install(|| table.fill(&source, 64, done))
+                        .expect("fill");
+                }
+                assert_eq!(
+                    counted.into_inner(),
+                    1000,
+                    "{name}, prepare reports: {reports}"
+                );
             }
         }
     }

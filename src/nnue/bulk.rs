@@ -117,7 +117,7 @@ pub fn db_scores_with(
     prototype: &NnueEvaluator,
     each_block: impl Fn(&Block<'_>, &mut [i32]) + Sync,
 ) -> Result<Vec<i32>, DbError> {
-    if let Some(mut scores) = sorted_scores(db, prototype, SORT_WINDOW_ROWS)? {
+    if let Some(mut scores) = sorted_scores(db, prototype, SORT_WINDOW_ROWS, |_| {})? {
         let n = db.block_size();
         scores.resize(db.block_count() * n, 0);
         scores
@@ -176,11 +176,12 @@ const SORT_ABOVE_REFRESH_SHARE: f64 = 0.3;
 /// [`SORT_WINDOW_ROWS`] for a pass) in an order of their own, so that most rows are a few
 /// pieces from the one before. `None` (and nothing computed but a look at a sample of the
 /// rows) where the stored order is as good. Every block is checked as [`Database::block`]
-/// checks it.
+/// checks it. `done(rows)` is called as rows are scored (for progress), only where sorted.
 pub fn sorted_scores(
     db: &Database,
     prototype: &NnueEvaluator,
     window_rows: usize,
+    done: impl Fn(usize) + Sync,
 ) -> Result<Option<Vec<i32>>, DbError> {
     let n = db.block_size();
     let window_blocks = (window_rows.min(SORT_WINDOW_ROWS) / n).max(1);
@@ -197,7 +198,7 @@ pub fn sorted_scores(
             .collect::<Result<_, _>>()?;
         let start = first * n;
         let end = (last * n).min(scores.len());
-        window_scores(&window, n, prototype, &mut scores[start..end]);
+        window_scores(&window, n, prototype, &mut scores[start..end], &done);
     }
     Ok(Some(scores))
 }
@@ -351,7 +352,13 @@ impl ItemsPtr {
 /// the last block's last position), taken in sorted order: the rows are spread over
 /// buckets with their boards (one pass over the blocks), each bucket sorted by key and
 /// evaluated in that order.
-fn window_scores(window: &[Block<'_>], n: usize, prototype: &NnueEvaluator, out: &mut [i32]) {
+fn window_scores(
+    window: &[Block<'_>],
+    n: usize,
+    prototype: &NnueEvaluator,
+    out: &mut [i32],
+    done: &(impl Fn(usize) + Sync),
+) {
     let labelled = window_is_labelled(window);
     let buckets = 1usize << BUCKET_BITS;
     // `out` ends at the DB's last position: every row of it is a position.
@@ -421,7 +428,10 @@ fn window_scores(window: &[Block<'_>], n: usize, prototype: &NnueEvaluator, out:
     }
     pieces.par_iter_mut().for_each_init(
         || (prototype.clone(), Vec::new()),
-        |(evaluator, order), piece| items_scores(evaluator, piece, labelled, order),
+        |(evaluator, order), piece| {
+            items_scores(evaluator, piece, labelled, order);
+            done(piece.len());
+        },
     );
     // Apart from the evaluation: a row's place is anywhere in the window, and a store that
     // misses the cache in the middle of the evaluation's loop costs more than here.

@@ -105,17 +105,20 @@ impl TableSource for ScoreTable<'_> {
         )
     }
 
-    fn prepare(&self) -> anyhow::Result<()> {
-        if let Some(evaluator) = self.network {
-            let scores = crate::nnue::bulk::sorted_scores(
-                self.db,
-                evaluator,
-                crate::nnue::bulk::SORT_WINDOW_ROWS,
-            )?;
-            // Set once, before any piece: a second call finds it set and has nothing to do.
-            let _ = self.sorted.0.set(scores);
-        }
-        Ok(())
+    fn prepare(&self, done: &(dyn Fn(usize) + Sync)) -> anyhow::Result<bool> {
+        let Some(evaluator) = self.network else {
+            return Ok(false);
+        };
+        let scores = crate::nnue::bulk::sorted_scores(
+            self.db,
+            evaluator,
+            crate::nnue::bulk::SORT_WINDOW_ROWS,
+            done,
+        )?;
+        let reported = scores.is_some();
+        // Set once, before any piece: a second call finds it set and has nothing to do.
+        let _ = self.sorted.0.set(scores);
+        Ok(reported)
     }
 
     fn compute(
