@@ -39,17 +39,30 @@ pub fn block_boards(block: &Block<'_>, row: usize) -> [u64; 12] {
 /// endgame rules on top ([`NnueEvaluator::score`]'s, read off the DB's own columns).
 #[inline(always)]
 pub fn row_score(evaluator: &mut NnueEvaluator, block: &Block<'_>, row: usize) -> i32 {
-    let boards = block_boards(block, row);
+    let black_to_move = block.side_to_move[row] != 0;
+    white_score(evaluator, &block_boards(block, row), black_to_move, || {
+        block.boards(row)
+    })
+}
+
+/// The network's score of `boards` (ply 0), White's point of view, with the exact endgame
+/// rules on top, the rules reading `rule_boards()`.
+#[inline(always)]
+fn white_score(
+    evaluator: &mut NnueEvaluator,
+    boards: &[u64; 12],
+    black_to_move: bool,
+    rule_boards: impl FnOnce() -> PositionBoards,
+) -> i32 {
     // Every rule needs a side without pawns: most rows are ruled out without gathering the
     // row's boards for the rules (a copy read back before its stores could be forwarded,
     // the pass's hottest instruction).
     if (boards[0] == 0 || boards[6] == 0)
-        && let Some((white, _)) = endgame::exact_rule(&block.boards(row))
+        && let Some((white, _)) = endgame::exact_rule(&rule_boards())
     {
         return white;
     }
-    let black_to_move = block.side_to_move[row] != 0;
-    let stm = evaluator.evaluate(&boards, black_to_move, 0);
+    let stm = evaluator.evaluate(boards, black_to_move, 0);
     if black_to_move { -stm } else { stm }
 }
 
@@ -448,23 +461,16 @@ fn atomic_slice(out: &mut [i32]) -> &[AtomicI32] {
     unsafe { std::slice::from_raw_parts(out.as_mut_ptr().cast::<AtomicI32>(), out.len()) }
 }
 
-/// The network's score of a row's boards, White's point of view, with the exact endgame
-/// rules on top, as [`row_score`] gives it.
+/// [`row_score`] for an item's boards.
 #[inline(always)]
 fn boards_score(evaluator: &mut NnueEvaluator, row: &Item, black_to_move: bool) -> i32 {
     let (pieces, colors) = (&row.boards[..6], row.colors());
     let boards: [u64; 12] = std::array::from_fn(|i| pieces[i % 6] & colors[i / 6]);
-    if (boards[0] == 0 || boards[6] == 0)
-        && let Some((white, _)) = endgame::exact_rule(&PositionBoards {
-            pieces: std::array::from_fn(|i| pieces[i]),
-            colors,
-            black_to_move,
-        })
-    {
-        return white;
-    }
-    let stm = evaluator.evaluate(&boards, black_to_move, 0);
-    if black_to_move { -stm } else { stm }
+    white_score(evaluator, &boards, black_to_move, || PositionBoards {
+        pieces: std::array::from_fn(|i| pieces[i]),
+        colors,
+        black_to_move,
+    })
 }
 
 /// The scores of a bucket's `items`, taken in their keys' order (`order` is the worker's
