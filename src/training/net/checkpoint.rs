@@ -22,6 +22,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::aligned::AlignedFloats;
 use super::model::Layout;
 use super::optimiser::State;
 
@@ -158,9 +159,9 @@ impl Checkpoint {
         Ok(Checkpoint {
             state: State {
                 layout,
-                params: floats[..n].to_vec(),
-                m: floats[n..2 * n].to_vec(),
-                v: floats[2 * n..].to_vec(),
+                params: AlignedFloats::from_slice(&floats[..n]),
+                m: AlignedFloats::from_slice(&floats[n..2 * n]),
+                v: AlignedFloats::from_slice(&floats[2 * n..]),
                 steps: u64_at(24),
             },
             epochs_done: u64_at(32),

@@ -8,6 +8,7 @@
 //! [`run`] the epochs over the loader's passes, [`compare`] the results-only loss of the net
 //! and of the hand-crafted evaluation on the held-out positions. `docs/NNUE.md` says why.
 
+pub mod aligned;
 pub mod checkpoint;
 pub mod compare;
 pub mod model;

@@ -29,6 +29,7 @@ use pawnstorm_kernels::simd::{self, LevelFn};
 use crate::nnue::network::bucket_of;
 use crate::nnue::{INPUTS, InputLayout, Network, QA, QB, SCALE};
 use crate::training::loader::Batch;
+use crate::training::net::aligned::AlignedFloats;
 use crate::training::nnue::MAX_ACTIVE;
 
 mod factoriser;
@@ -184,7 +185,7 @@ pub struct Scratch {
     /// The tiled forward pass's activations (`clamp01` of each sum), kept for the backward
     /// pass: tile after tile, `[position][side][unit of the tile]` within a tile (32 MB
     /// for a slice of 8,192 positions at N = 512).
-    acts: Vec<V>,
+    acts: AlignedFloats,
     /// The order of a slice's positions ([`slice_order`]).
     order: Vec<u32>,
 }
@@ -198,7 +199,7 @@ impl Scratch {
             sides: Vec::with_capacity(GROUP),
             items: Vec::new(),
             lanes: Vec::new(),
-            acts: Vec::new(),
+            acts: AlignedFloats::default(),
             order: Vec::new(),
         }
     }
@@ -643,7 +644,7 @@ fn error_and_gradient_here(
 pub fn evaluate_features(params: &[f32], layout: Layout, ours: &[i32], theirs: &[i32]) -> f32 {
     let mut scratch = Scratch::new(layout.hidden);
     let sides = [Active::of(ours), Active::of(theirs)];
-    let mut merged = Vec::new();
+    let mut merged = AlignedFloats::default();
     let params = if layout.factoriser {
         merge_factoriser(params, layout, Tiling::flat(layout), &mut merged);
         &merged

@@ -10,6 +10,7 @@
 use pawnstorm_kernels::simd::{self, LevelFn};
 use rayon::prelude::*;
 
+use super::aligned::AlignedFloats;
 use super::model::{self, CLIP, Layout, Objective, Scratch, Tiling};
 use crate::training::loader::Batch;
 
@@ -59,10 +60,12 @@ pub fn scheduled_lr(lr: f64, final_lr: f64, warmup: usize, epoch: usize, epochs:
 #[derive(Clone, Debug, PartialEq)]
 pub struct State {
     pub layout: Layout,
-    pub params: Vec<f32>,
+    /// Each starts a cache line ([`AlignedFloats`]): the passes read the parameters in
+    /// whole units.
+    pub params: AlignedFloats,
     /// Adam's moments.
-    pub m: Vec<f32>,
-    pub v: Vec<f32>,
+    pub m: AlignedFloats,
+    pub v: AlignedFloats,
     /// Steps taken (Adam's bias correction).
     pub steps: u64,
 }
@@ -71,9 +74,9 @@ impl State {
     pub fn new(layout: Layout, seed: u64) -> State {
         State {
             layout,
-            params: model::initial(layout, seed),
-            m: vec![0.0; layout.len()],
-            v: vec![0.0; layout.len()],
+            params: model::initial(layout, seed).into(),
+            m: AlignedFloats::zeroed(layout.len()),
+            v: AlignedFloats::zeroed(layout.len()),
             steps: 0,
         }
     }
@@ -81,7 +84,7 @@ impl State {
 
 /// The parameters the passes read: the model's own (in the passes' layout), or with a
 /// factoriser merged into `merged` first.
-fn passes_read<'a>(state: &'a State, tiling: Tiling, merged: &'a mut Vec<f32>) -> &'a [f32] {
+fn passes_read<'a>(state: &'a State, tiling: Tiling, merged: &'a mut AlignedFloats) -> &'a [f32] {
     if state.layout.factoriser {
         model::merge_factoriser(&state.params, state.layout, tiling, merged);
         merged
@@ -95,16 +98,16 @@ impl State {
     /// layout ([`model::tile`]), or back ([`model::untile`]).
     fn tiled(mut self, tiling: Tiling) -> State {
         for values in [&mut self.params, &mut self.m, &mut self.v] {
-            *values = model::tile(values, tiling);
+            *values = model::tile(values, tiling).into();
         }
         self
     }
     fn untiled(&self, tiling: Tiling) -> State {
         State {
             layout: self.layout,
-            params: model::untile(&self.params, tiling),
-            m: model::untile(&self.m, tiling),
-            v: model::untile(&self.v, tiling),
+            params: model::untile(&self.params, tiling).into(),
+            m: model::untile(&self.m, tiling).into(),
+            v: model::untile(&self.v, tiling).into(),
             steps: self.steps,
         }
     }
@@ -117,9 +120,9 @@ impl State {
 pub struct Trainer {
     state: State,
     pub objective: Objective,
-    buffers: Vec<(Vec<f32>, Scratch)>,
+    buffers: Vec<(AlignedFloats, Scratch)>,
     /// With a factoriser: the parameters the passes read (`model::merge_factoriser`).
-    merged: Vec<f32>,
+    merged: AlignedFloats,
     /// The passes' layout of the first layer (every tiling gives the same steps).
     tiling: Tiling,
     /// Positions a gradient buffer sums ([`slice_len`]).
@@ -142,7 +145,7 @@ impl Trainer {
             state: state.tiled(tiling),
             objective,
             buffers: Vec::new(),
-            merged: Vec::new(),
+            merged: AlignedFloats::default(),
             weight_decay: WEIGHT_DECAY,
         }
     }
@@ -157,7 +160,8 @@ impl Trainer {
         let slices = len.div_ceil(self.slice);
         let (size, hidden) = (self.state.layout.len(), self.state.layout.hidden);
         while self.buffers.len() < slices {
-            self.buffers.push((vec![0.0; size], Scratch::new(hidden)));
+            self.buffers
+                .push((AlignedFloats::zeroed(size), Scratch::new(hidden)));
         }
         slices
     }

@@ -18,15 +18,15 @@ use rayon::prelude::*;
 
 use super::{CLIP, Layout, Tiling, load, units, units_mut};
 use crate::nnue::INPUTS;
+use crate::training::net::aligned::AlignedFloats;
 
 /// `params` (the first layer in `tiling`'s layout) with the factoriser added into every
 /// king bucket's rows, into `out` (the factoriser's own rows copied unchanged): what the
 /// passes read ([`super::error_and_gradient`]).
-pub fn merge_factoriser(params: &[f32], layout: Layout, tiling: Tiling, out: &mut Vec<f32>) {
+pub fn merge_factoriser(params: &[f32], layout: Layout, tiling: Tiling, out: &mut AlignedFloats) {
     let n = layout.hidden;
     if tiling.is_flat() {
-        out.clear();
-        out.extend_from_slice(params);
+        out.assign(params);
         let (buckets, rest) = out.split_at_mut(layout.factoriser_row() * n);
         let shared = &rest[..INPUTS * n];
         for bucket in buckets.chunks_exact_mut(INPUTS * n) {
@@ -40,7 +40,7 @@ pub fn merge_factoriser(params: &[f32], layout: Layout, tiling: Tiling, out: &mu
     // the calling thread alone before the passes, the copy and the sums were a tenth of a
     // `768x8hm → 512` step's wall time while the other core waited.
     // Every value of `out` is written below: sized once, never copied first.
-    out.resize(params.len(), 0.0);
+    out.resize(params.len());
     let c = tiling.units;
     let first = tiling.rows * c;
     let shared = layout.factoriser_row();

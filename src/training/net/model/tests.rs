@@ -104,11 +104,11 @@ fn gradient_matches_finite_differences_for(layout: Layout) {
     }
     // The passes read merged parameters; the error is a function of the model's own.
     let merged = |p: &[f32]| {
-        let mut out = Vec::new();
+        let mut out = AlignedFloats::default();
         if layout.factoriser {
             merge_factoriser(p, layout, Tiling::flat(layout), &mut out);
         } else {
-            out = p.to_vec();
+            out = AlignedFloats::from_slice(p);
         }
         out
     };
@@ -233,7 +233,7 @@ fn tiled_passes_give_the_flat_gradient_bit_for_bit() {
                 scale: 150.0,
             };
             let run = |tiling: Tiling| {
-                let mut passes = Vec::new();
+                let mut passes = AlignedFloats::default();
                 pass_params(&params, layout, tiling, &mut passes);
                 let mut grad = vec![0.0f32; layout.len()];
                 let mut scratch = Scratch::new(hidden);

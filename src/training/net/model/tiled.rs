@@ -3,6 +3,8 @@
 
 use pawnstorm_kernels::simd;
 
+use crate::training::net::aligned::AlignedFloats;
+
 use super::{
     Active, Batch, F16, INPUTS, LANES, Layout, MAX_ACTIVE, Objective, Scratch, V, bucket, clamp01,
     fold_factoriser_gradient, load, merge_factoriser, sides_of, sigmoid, units, units_mut,
@@ -134,12 +136,12 @@ pub fn untile(values: &[f32], tiling: Tiling) -> Vec<f32> {
 /// The parameters as the passes read them, from the model's own (flat), into `out`: the
 /// first layer in `tiling`'s layout ([`tile`]), a factoriser added into every king
 /// bucket's rows ([`merge_factoriser`]).
-pub fn pass_params(params: &[f32], layout: Layout, tiling: Tiling, out: &mut Vec<f32>) {
+pub fn pass_params(params: &[f32], layout: Layout, tiling: Tiling, out: &mut AlignedFloats) {
     let tiled = tile(params, tiling);
     if layout.factoriser {
         merge_factoriser(&tiled, layout, tiling, out);
     } else {
-        *out = tiled;
+        out.assign(&tiled);
     }
 }
 
@@ -278,7 +280,8 @@ fn store_streaming(to: &mut V, v: V) {
     {
         let to = to.as_mut_ptr();
         // `_mm_stream_ps` needs 16-byte alignment; a `[f32; 16]` only promises 4, though
-        // the large buffers this writes are 16-aligned in practice (else the plain store).
+        // the buffer this writes starts a cache line (`Scratch::acts`; else the plain
+        // store).
         if (to as usize).is_multiple_of(16) {
             use std::arch::x86_64::{_mm_loadu_ps, _mm_stream_ps};
             for q in 0..4 {
@@ -399,11 +402,11 @@ pub(super) fn tiled_error_and_gradient(
     // units of each position's two sides.
     let per_unit = 2 * items.len();
     // Every activation is written before it is read: grown, never cleared.
-    let acts = &mut scratch.acts;
     let keep = gradient.is_some();
-    if keep && acts.len() < tiling.units * per_unit {
-        acts.resize(tiling.units * per_unit, [0.0; LANES]);
+    if keep && scratch.acts.len() < tiling.units * per_unit * LANES {
+        scratch.acts.resize(tiling.units * per_unit * LANES);
     }
+    let acts = units_mut(&mut scratch.acts);
     for t in 0..tiling.tiles() {
         let (start, width) = tiling.tile_range(t);
         let tile_acts = if !keep {
@@ -449,7 +452,7 @@ pub(super) fn tiled_error_and_gradient(
     if let Some((grad, _)) = gradient {
         for t in 0..tiling.tiles() {
             let (start, width) = tiling.tile_range(t);
-            let tile_acts = &scratch.acts[start * per_unit..][..width * per_unit];
+            let tile_acts = &units(&scratch.acts)[start * per_unit..][..width * per_unit];
             by_width!(
                 width,
                 tile_backward,
