@@ -42,7 +42,8 @@ pub enum Level {
     Sse4,
     /// x86-64-v3: AVX2, BMI1/2, FMA, LZCNT, POPCNT.
     Avx2,
-    /// AVX2 plus AVX-512 F, BW, VL and VPOPCNTDQ (Ice Lake, Zen 4 and later).
+    /// AVX2 plus AVX-512 F, BW, VL, VPOPCNTDQ and VNNI (Ice Lake, Zen 4 and later: every
+    /// CPU with the first four has VNNI too).
     Avx512,
 }
 
@@ -313,9 +314,9 @@ mod x86 {
     use super::LevelFn;
 
     /// # Safety
-    /// The CPU has AVX-512 F, BW, VL, VPOPCNTDQ and the AVX2 level's sets.
+    /// The CPU has AVX-512 F, BW, VL, VPOPCNTDQ, VNNI and the AVX2 level's sets.
     #[target_feature(
-        enable = "avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx2,fma,bmi1,bmi2,lzcnt,popcnt,sse4.2"
+        enable = "avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx512vnni,avx2,fma,bmi1,bmi2,lzcnt,popcnt,sse4.2"
     )]
     pub unsafe fn avx512<F: LevelFn>(code: F) -> F::Output {
         code.call()
@@ -482,6 +483,9 @@ fn detect_level() -> (Level, Option<String>) {
         ("avx512bw", has!("avx512bw")),
         ("avx512vl", has!("avx512vl")),
         ("avx512vpopcntdq", has!("avx512vpopcntdq")),
+        // The network's output layer sums with VPDPWSSD: the bulk pass over games 1.03× as
+        // fast (median of 25 alternated pairs, faster in 19), the same scores.
+        ("avx512vnni", has!("avx512vnni")),
     ];
     if let Some(missing) = lacking(&sse4) {
         return (Level::Scalar, Some(missing));

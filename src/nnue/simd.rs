@@ -544,9 +544,9 @@ mod x86 {
     /// [`super::screlu_sum_pair`] on AVX-512 with small weights.
     ///
     /// # Safety
-    /// The CPU has AVX-512 F and BW.
+    /// The CPU has AVX-512 F, BW and VNNI.
     #[inline]
-    #[target_feature(enable = "avx512f,avx512bw,avx2")]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vnni,avx2")]
     pub unsafe fn screlu_sum_pair_avx512(
         us: &[Chunk],
         ours: &[Chunk],
@@ -561,12 +561,14 @@ mod x86 {
                 let v = _mm512_load_si512(a.0.as_ptr() as *const _);
                 let v = _mm512_min_epi16(_mm512_max_epi16(v, zero), qa);
                 let w = _mm512_load_si512(w.0.as_ptr() as *const _);
-                _mm512_madd_epi16(v, _mm512_mullo_epi16(v, w))
+                (v, _mm512_mullo_epi16(v, w))
             };
             let (mut first, mut second) = (_mm512_setzero_si512(), _mm512_setzero_si512());
             for i in 0..us.len() {
-                first = _mm512_add_epi32(first, term(&us[i], &ours[i]));
-                second = _mm512_add_epi32(second, term(&them[i], &theirs[i]));
+                let (v, vw) = term(&us[i], &ours[i]);
+                first = _mm512_dpwssd_epi32(first, v, vw);
+                let (v, vw) = term(&them[i], &theirs[i]);
+                second = _mm512_dpwssd_epi32(second, v, vw);
             }
             _mm512_reduce_add_epi32(_mm512_add_epi32(first, second))
         }
@@ -575,9 +577,9 @@ mod x86 {
     /// [`super::screlu_sum`] on AVX-512 with small weights.
     ///
     /// # Safety
-    /// The CPU has AVX-512 F and BW.
+    /// The CPU has AVX-512 F, BW and VNNI.
     #[inline]
-    #[target_feature(enable = "avx512f,avx512bw,avx2")]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vnni,avx2")]
     pub unsafe fn screlu_sum_avx512(acc: &[Chunk], weights: &[Chunk]) -> i32 {
         unsafe {
             use std::arch::x86_64::*;
@@ -589,7 +591,7 @@ mod x86 {
                 let v = _mm512_min_epi16(_mm512_max_epi16(v, zero), qa);
                 let w = _mm512_load_si512(w.0.as_ptr() as *const _);
                 let vw = _mm512_mullo_epi16(v, w);
-                sum = _mm512_add_epi32(sum, _mm512_madd_epi16(v, vw));
+                sum = _mm512_dpwssd_epi32(sum, v, vw);
             }
             _mm512_reduce_add_epi32(sum)
         }
@@ -626,10 +628,10 @@ mod x86 {
     /// and `S` removed a perspective.
     ///
     /// # Safety
-    /// The CPU has AVX-512 F and BW; both accumulators and both weight slices have the same
+    /// The CPU has AVX-512 F, BW and VNNI; both accumulators and both weight slices have the same
     /// number of chunks, and every row pointer points to that many.
     #[inline]
-    #[target_feature(enable = "avx512f,avx512bw,avx2")]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vnni,avx2")]
     pub unsafe fn update_and_screlu_pair_avx512<const A: usize, const S: usize>(
         acc: [&mut [Chunk]; 2],
         out: [&[Chunk]; 2],
@@ -656,8 +658,7 @@ mod x86 {
                     _mm512_store_si512(at, v);
                     let v = _mm512_min_epi16(_mm512_max_epi16(v, zero), qa);
                     let w = _mm512_load_si512(out[p].as_ptr().add(c) as *const _);
-                    sums[p] =
-                        _mm512_add_epi32(sums[p], _mm512_madd_epi16(v, _mm512_mullo_epi16(v, w)));
+                    sums[p] = _mm512_dpwssd_epi32(sums[p], v, _mm512_mullo_epi16(v, w));
                 }
             }
             _mm512_reduce_add_epi32(_mm512_add_epi32(sums[0], sums[1]))
