@@ -2,7 +2,9 @@
 //!
 //! Why: the training passes load and store whole 16-float units of the first layer and
 //! its gradient. A `Vec<f32>` is aligned to 16 bytes, so every 64-byte unit of it crosses
-//! two cache lines, and every other 32-byte half of one.
+//! two cache lines, and every other 32-byte half of one. On cache lines `768 → 128`
+//! trained 1.17× and `768x8hm → 512` 1.37× as fast on an Intel Xeon, the same nets bit
+//! for bit (docs/NNUE.md).
 
 use bytemuck::{Pod, Zeroable};
 

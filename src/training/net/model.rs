@@ -175,9 +175,9 @@ const GROUP: usize = 64;
 /// Scratch for a group's passes, reused.
 #[derive(Clone, Debug)]
 pub struct Scratch {
-    acc: [Vec<V>; 2],
+    acc: [AlignedFloats; 2],
     /// Each position of the group's deltas, `[position][side][unit]`.
-    delta: Vec<V>,
+    delta: AlignedFloats,
     sides: Vec<[Active; 2]>,
     /// The tiled passes' positions and their output sums.
     items: Vec<Item>,
@@ -194,8 +194,8 @@ impl Scratch {
     pub fn new(hidden: usize) -> Scratch {
         let c = hidden / LANES;
         Scratch {
-            acc: [vec![[0.0; LANES]; c], vec![[0.0; LANES]; c]],
-            delta: vec![[0.0; LANES]; GROUP * 2 * c],
+            acc: [AlignedFloats::zeroed(hidden), AlignedFloats::zeroed(hidden)],
+            delta: AlignedFloats::zeroed(GROUP * 2 * c * LANES),
             sides: Vec::with_capacity(GROUP),
             items: Vec::new(),
             lanes: Vec::new(),
@@ -425,14 +425,14 @@ fn bucket(layout: Layout, sides: &[Active; 2]) -> usize {
 /// The model's output (before the sigmoid) for one position: the accumulators are left in
 /// `acc`.
 #[inline(always)]
-fn forward(params: &[V], layout: Layout, sides: &[Active; 2], acc: &mut [Vec<V>; 2]) -> f32 {
+fn forward(params: &[V], layout: Layout, sides: &[Active; 2], acc: &mut [AlignedFloats; 2]) -> f32 {
     let c = layout.hidden / LANES;
     let k = bucket(layout, sides);
     let bias = &params[layout.ft_bias() / LANES..][..c];
     let out_w = &params[layout.out_weights() / LANES + k * 2 * c..][..2 * c];
     let mut out = params[layout.out_bias() / LANES][k];
     for (side, features) in sides.iter().enumerate() {
-        let acc = &mut acc[side];
+        let acc = units_mut(&mut acc[side]);
         in_blocks!(
             BLOCK,
             c,
@@ -598,7 +598,7 @@ fn error_and_gradient_here(
             let g = F16::splat(2.0 * miss * p * (1.0 - p) * slope * *scale);
             let k = bucket(layout, &sides);
             grad[layout.out_bias() / LANES][k] += g.to_array()[0];
-            let deltas = &mut delta[filled * 2 * c..(filled + 1) * 2 * c];
+            let deltas = &mut units_mut(delta)[filled * 2 * c..(filled + 1) * 2 * c];
             let out_units = layout.out_weights() / LANES + k * 2 * c;
             for side in 0..2 {
                 let grad_out = &mut grad[out_units + side * c..][..c];
@@ -609,7 +609,7 @@ fn error_and_gradient_here(
                     // units (a gather of one lane from each, `vinsertps` by the dozen;
                     // a fifth of the step's time at N = 128) instead of along the lanes.
                     let u = std::hint::black_box(u);
-                    let a = load(&acc[side][u]);
+                    let a = load(&units(&acc[side])[u]);
                     let v = clamp01(a);
                     grad_out[u] = (load(&grad_out[u]) + g * v * v).to_array();
                     // d screlu / d acc = 2v inside (0, 1), 0 outside (v is 0 below).
@@ -630,7 +630,7 @@ fn error_and_gradient_here(
         // Then the group's deltas into the first layer's rows.
         for (k, sides) in scratch.sides.iter().enumerate() {
             for (side, features) in sides.iter().enumerate() {
-                let delta = &scratch.delta[(k * 2 + side) * c..][..c];
+                let delta = &units(&scratch.delta)[(k * 2 + side) * c..][..c];
                 in_blocks!(BLOCK, c, scatter_block, grad, c, delta, features.get());
             }
         }
