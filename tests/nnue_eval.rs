@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use pawnstorm::db::{Columns, Database, DbWriter};
+use pawnstorm::db::{Block, Columns, Database, DbWriter};
 use pawnstorm::movegen::{Board, MoveList, legal_moves};
 use pawnstorm::nnue::simd::Level;
 use pawnstorm::nnue::{self, Network, NnueEvaluator, bulk};
@@ -306,6 +306,106 @@ fn columns_and_fens_score_with_the_network_as_the_db_pass() {
             assert_eq!(out, expected_white);
         });
     }
+}
+
+/// Rows `rows` of `block` as a block of their own (the boards and side to move only).
+fn rows_of<'a>(block: &Block<'a>, rows: std::ops::Range<usize>) -> Block<'a> {
+    Block {
+        len: rows.len(),
+        pieces: block.pieces.map(|c| &c[rows.clone()]),
+        colors: block.colors.map(|c| &c[rows.clone()]),
+        side_to_move: &block.side_to_move[rows],
+        castling: &[],
+        en_passant: &[],
+        halfmove_clock: &[],
+        fullmove_number: &[],
+        result: None,
+        score: None,
+        game_id: None,
+        ply: None,
+        u16_labels: Default::default(),
+    }
+}
+
+fn columns_of<'a>(block: &Block<'a>) -> BoardColumns<'a> {
+    BoardColumns {
+        pieces: block.pieces,
+        colors: block.colors,
+        side_to_move: block.side_to_move,
+        castling: None,
+        en_passant: None,
+    }
+}
+
+#[test]
+fn shuffled_columns_are_scored_in_a_sorted_order_and_bad_rows_still_stop_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let games = game_positions(30, 29);
+    let mixed = shuffled(&games, 31);
+    let net = Arc::new(Network::random(48, 3).unwrap());
+    let white: Vec<i32> = mixed.iter().map(|p| expected(&net, p)).collect();
+    let stm: Vec<i32> = mixed
+        .iter()
+        .zip(&white)
+        .map(|(p, &w)| if black(p) { -w } else { w })
+        .collect();
+    // One DB block holds every row; the pieces cut it at lengths that are no multiple of 8.
+    let db = write_db(&dir.path().join("mixed.psdb"), &mixed, 4096);
+    let in_order = write_db(&dir.path().join("games.psdb"), &games, 4096);
+    let (block, games_block) = (db.block(0).unwrap(), in_order.block(0).unwrap());
+    assert_eq!(block.len, mixed.len());
+    let mut placed = Vec::new();
+    let mut in_games = Vec::new();
+    let mut start = 0;
+    for length in [1usize, 7, 300, 1100, 45].into_iter().cycle() {
+        if start >= block.len {
+            break;
+        }
+        let end = (start + length).min(block.len);
+        placed.push((rows_of(&block, start..end), start));
+        in_games.push((rows_of(&games_block, start..end), start));
+        start = end;
+    }
+    // The order given decides: shuffled rows are taken in an order of their own, the same
+    // rows in game order as given.
+    assert!(bulk::blocks_order_refreshes(&placed));
+    assert!(!bulk::blocks_order_refreshes(&in_games));
+    let runs: Vec<BoardColumns<'_>> = placed.iter().map(|(b, _)| columns_of(b)).collect();
+    for level in Level::available() {
+        let prototype = NnueEvaluator::with_level(net.clone(), level);
+        for threads in [1, 2] {
+            pool(threads).install(|| {
+                let name = format!("{} {threads} threads", level.name());
+                // Windows of a few pieces, the last one short; and one for all.
+                for window in [500, 1 << 22] {
+                    let mut out = vec![0; mixed.len()];
+                    bulk::blocks_sorted_scores(&placed, &prototype, window, &mut out);
+                    assert_eq!(out, white, "{name}, windows of {window}");
+                }
+                for (stm_pov, expected) in [(true, &stm), (false, &white)] {
+                    let mut out = vec![0; mixed.len()];
+                    board_scores(Scorer::Network(&prototype), &runs, stm_pov, &mut out).unwrap();
+                    assert_eq!(&out, expected, "{name}, stm_pov {stm_pov}");
+                }
+            });
+        }
+    }
+    // A row that is no position stops the sorted pass as it stops the other, naming the
+    // first such row.
+    let mut side_to_move = block.side_to_move[..block.len].to_vec();
+    for bad in [2000, 1500] {
+        side_to_move[bad] = 2;
+    }
+    let mut bad_runs = vec![BoardColumns {
+        side_to_move: &side_to_move,
+        ..columns_of(&rows_of(&block, 0..block.len))
+    }];
+    bad_runs.push(runs[0]);
+    let prototype = NnueEvaluator::new(net.clone());
+    let mut out = vec![0; block.len + runs[0].len()];
+    let error = board_scores(Scorer::Network(&prototype), &bad_runs, false, &mut out).unwrap_err();
+    assert_eq!(error.index, 1500, "{error:?}");
+    assert!(error.reason.contains("side to move"), "{error:?}");
 }
 
 #[test]

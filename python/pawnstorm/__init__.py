@@ -607,7 +607,8 @@ def evaluate_boards(
     meanwhile. ``out``: an int32 array of ``count`` rows to write into (returned).
     ``eval="nnue"`` (or a ``net``, with ``arch`` for a raw bullet file) scores with the
     network, as ``Database.evaluate``; its accumulators carry from row to row, so rows in
-    game order score fastest.
+    game order score fastest, and rows in no order (shuffled training positions) are
+    taken in an order of the pass's own (by pawns), each score still in its row's place.
     """
     _check_pov(pov)
     nnue, net_path = _network(eval, net)

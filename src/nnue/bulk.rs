@@ -205,15 +205,91 @@ pub fn sorted_scores(
     let mut scores = vec![0i32; db.len() as usize];
     for first in (0..blocks).step_by(window_blocks) {
         let last = (first + window_blocks).min(blocks);
-        let window: Vec<Block<'_>> = (first..last)
+        let window: Vec<(Block<'_>, usize)> = (first..last)
             .into_par_iter()
-            .map(|index| db.block(index))
-            .collect::<Result<_, _>>()?;
+            .map(|index| Ok((db.block(index)?, index * n)))
+            .collect::<Result<_, DbError>>()?;
         let start = first * n;
         let end = (last * n).min(scores.len());
-        window_scores(&window, n, prototype, &mut scores[start..end], &done);
+        window_scores(&window, prototype, &mut scores[start..end], &done);
     }
     Ok(Some(scores))
+}
+
+/// The scores (White's point of view) of the rows of `blocks`, each given with the place
+/// of its first row in `out` (the blocks one after another, filling `out`), taken in an
+/// order of their own as [`sorted_scores`] takes a DB's, window by window (whole blocks
+/// of at most `window_rows` rows together, [`SORT_WINDOW_ROWS`] for a pass): for positions
+/// held outside a DB (`scoring::columns`). The blocks' rows are read as they are; the
+/// caller has checked them.
+pub fn blocks_sorted_scores(
+    blocks: &[(Block<'_>, usize)],
+    prototype: &NnueEvaluator,
+    window_rows: usize,
+    out: &mut [i32],
+) {
+    let window_rows = window_rows.min(SORT_WINDOW_ROWS);
+    assert_eq!(
+        blocks.iter().map(|(block, _)| block.len).sum::<usize>(),
+        out.len(),
+        "the blocks fill `out`"
+    );
+    let mut next = 0;
+    while next < blocks.len() {
+        let start = blocks[next].1;
+        let mut end = next;
+        let mut rows = 0;
+        while end < blocks.len() && (end == next || rows + blocks[end].0.len <= window_rows) {
+            rows += blocks[end].0.len;
+            end += 1;
+        }
+        window_scores(
+            &blocks[next..end],
+            prototype,
+            &mut out[start..start + rows],
+            &|_| {},
+        );
+        next = end;
+    }
+}
+
+/// Whether `blocks`' rows (each block with its first row's place), in the order given,
+/// refresh at least [`SORT_ABOVE_REFRESH_SHARE`] of the time, judged on
+/// [`ORDER_SAMPLE_BLOCKS`] of them spread over the list (see [`stored_order_refreshes`]).
+pub fn blocks_order_refreshes(blocks: &[(Block<'_>, usize)]) -> bool {
+    let step = blocks.len().div_ceil(ORDER_SAMPLE_BLOCKS).max(1);
+    let (refreshes, rows) = blocks
+        .par_iter()
+        .step_by(step)
+        .map(|(block, _)| sample_refreshes(block))
+        .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+    refreshes_enough(refreshes, rows)
+}
+
+/// Rows of `block` that would be summed from scratch in stored order, and its rows.
+fn sample_refreshes(block: &Block<'_>) -> (usize, usize) {
+    let mut before = [0u64; 12];
+    let mut refreshes = 0usize;
+    for row in 0..block.len {
+        let boards = block_boards(block, row);
+        let (changed, pieces) =
+            boards
+                .iter()
+                .zip(&before)
+                .fold((0, 0), |(changed, pieces), (now, was)| {
+                    (
+                        changed + (now ^ was).count_ones(),
+                        pieces + now.count_ones(),
+                    )
+                });
+        refreshes += (changed >= pieces) as usize;
+        before = boards;
+    }
+    (refreshes, block.len)
+}
+
+fn refreshes_enough(refreshes: usize, rows: usize) -> bool {
+    rows > 0 && refreshes as f64 >= SORT_ABOVE_REFRESH_SHARE * rows as f64
 }
 
 /// Blocks [`stored_order_refreshes`] looks at, spread over the DB.
@@ -230,29 +306,9 @@ fn stored_order_refreshes(db: &Database) -> Result<bool, DbError> {
     let sample: Vec<usize> = (0..blocks).step_by(step).collect();
     let (refreshes, rows) = sample
         .into_par_iter()
-        .map(|index| {
-            let block = db.block_checked_before(index)?;
-            let mut before = [0u64; 12];
-            let mut refreshes = 0usize;
-            for row in 0..block.len {
-                let boards = block_boards(&block, row);
-                let (changed, pieces) =
-                    boards
-                        .iter()
-                        .zip(&before)
-                        .fold((0, 0), |(changed, pieces), (now, was)| {
-                            (
-                                changed + (now ^ was).count_ones(),
-                                pieces + now.count_ones(),
-                            )
-                        });
-                refreshes += (changed >= pieces) as usize;
-                before = boards;
-            }
-            Ok::<_, DbError>((refreshes, block.len))
-        })
+        .map(|index| Ok::<_, DbError>(sample_refreshes(&db.block_checked_before(index)?)))
         .try_reduce(|| (0, 0), |a, b| Ok((a.0 + b.0, a.1 + b.1)))?;
-    Ok(rows > 0 && refreshes as f64 >= SORT_ABOVE_REFRESH_SHARE * rows as f64)
+    Ok(refreshes_enough(refreshes, rows))
 }
 
 /// A row of a window in the sorted pass, 72 bytes: its boards (six pieces, then White's:
@@ -335,14 +391,16 @@ fn bucket_of(key: &[u64; 2]) -> usize {
 }
 
 /// Whether every row of `window` has a known game and ply.
-fn window_is_labelled(window: &[Block<'_>]) -> bool {
-    window.iter().all(|block| match (block.game_id, block.ply) {
-        (Some(games), Some(plies)) => {
-            games[..block.len].iter().all(|&g| g != u32::MAX)
-                && plies[..block.len].iter().all(|&p| p != u16::MAX)
-        }
-        _ => false,
-    })
+fn window_is_labelled(window: &[(Block<'_>, usize)]) -> bool {
+    window
+        .iter()
+        .all(|(block, _)| match (block.game_id, block.ply) {
+            (Some(games), Some(plies)) => {
+                games[..block.len].iter().all(|&g| g != u32::MAX)
+                    && plies[..block.len].iter().all(|&p| p != u16::MAX)
+            }
+            _ => false,
+        })
 }
 
 /// A pointer workers write disjoint items through.
@@ -361,27 +419,27 @@ impl ItemsPtr {
     }
 }
 
-/// Scores of every row of `window` (blocks of `n` rows) into `out` (its rows in place, up to
-/// the last block's last position), taken in sorted order: the rows are spread over
-/// buckets with their boards (one pass over the blocks), each bucket sorted by key and
-/// evaluated in that order.
+/// Scores of every row of `window` (blocks, each with the place of its first row; the
+/// first block's is `out`'s first) into `out` (its rows in place, up to the last block's
+/// last position), taken in sorted order: the rows are spread over buckets with their
+/// boards (one pass over the blocks), each bucket sorted by key and evaluated in that
+/// order.
 fn window_scores(
-    window: &[Block<'_>],
-    n: usize,
+    window: &[(Block<'_>, usize)],
     prototype: &NnueEvaluator,
     out: &mut [i32],
     done: &(impl Fn(usize) + Sync),
 ) {
     let labelled = window_is_labelled(window);
     let buckets = 1usize << BUCKET_BITS;
-    // `out` ends at the DB's last position: every row of it is a position.
-    let rows_of = |index: usize, block: &Block<'_>| block.len.min(out.len() - index * n);
+    let start = window.first().map_or(0, |(_, first)| *first);
+    // A block's rows in `out`, which ends at the last position: every row of it is one.
+    let rows_of = |first: usize, block: &Block<'_>| block.len.min(out.len() - (first - start));
     let counts: Vec<Vec<u32>> = window
         .par_iter()
-        .enumerate()
-        .map(|(index, block)| {
+        .map(|(block, first)| {
             let mut counts = vec![0u32; buckets];
-            for row in 0..rows_of(index, block) {
+            for row in 0..rows_of(*first, block) {
                 counts[bucket_of(&sort_key(block, row, labelled))] += 1;
             }
             counts
@@ -407,9 +465,8 @@ fn window_scores(
     window
         .par_iter()
         .zip(offsets.par_iter_mut())
-        .enumerate()
-        .for_each(|(index, (block, offsets))| {
-            for row in 0..rows_of(index, block) {
+        .for_each(|((block, first), offsets)| {
+            for row in 0..rows_of(*first, block) {
                 let key = sort_key(block, row, labelled);
                 let slot = &mut offsets[bucket_of(&key)];
                 let black = if block.side_to_move[row] != 0 {
@@ -423,10 +480,10 @@ fn window_scores(
                         _ => block.colors[0][row].0,
                     }),
                     label: key[0],
-                    place: (index * n + row) as u32 | black,
+                    place: (first - start + row) as u32 | black,
                     score: 0,
                 };
-                // SAFETY: the offsets of block `index` in each bucket are its own (counted
+                // SAFETY: the offsets of this block in each bucket are its own (counted
                 // above), within `next` items, and each is taken once.
                 unsafe { base.write(*slot, item) };
                 *slot += 1;

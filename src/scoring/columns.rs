@@ -215,7 +215,9 @@ fn check_extras(columns: &BoardColumns<'_>) -> Result<(), (usize, String)> {
 /// `runs`, one after another, into `out` (as long as all the runs together), computed on
 /// the current rayon pool. The columns are read where they are; only a run's last rows
 /// past a multiple of 8 are copied (the kernels read 8 rows at a time). A row that is no
-/// position stops the pass: the error names the first such row.
+/// position stops the pass: the error names the first such row. The network takes rows in
+/// no order (shuffled training positions) in an order of its own, as `eval` takes a
+/// shuffled DB ([`bulk::blocks_sorted_scores`]).
 pub fn board_scores(
     scorer: Scorer<'_>,
     runs: &[BoardColumns<'_>],
@@ -224,6 +226,11 @@ pub fn board_scores(
 ) -> Result<(), BadRow> {
     assert!(runs.iter().all(BoardColumns::lengths_agree));
     assert_eq!(runs.iter().map(BoardColumns::len).sum::<usize>(), out.len());
+    if let Scorer::Network(prototype) = scorer
+        && sorted_board_scores(prototype, runs, stm_pov, out)?
+    {
+        return Ok(());
+    }
     // (run, first row in it, first row overall, output)
     let mut tasks = Vec::new();
     let mut rest = out;
@@ -255,12 +262,8 @@ pub fn board_scores(
                     scratch = Scratch::of(&columns);
                     scratch.block(out.len())
                 };
-                let checked = db::check_positions(&block).and_then(|()| check_extras(&columns));
-                if let Err((row, reason)) = checked {
-                    return Some(BadRow {
-                        index: (first + row) as u64,
-                        reason,
-                    });
+                if let Err(error) = check_block(&block, &columns, first) {
+                    return Some(error);
                 }
                 score_block(scorer, evaluator, &block, stm_pov, out);
                 None
@@ -268,10 +271,77 @@ pub fn board_scores(
         )
         .flatten()
         .collect();
+    first_error(errors)
+}
+
+/// The first of `errors` by row, if any.
+fn first_error(errors: Vec<BadRow>) -> Result<(), BadRow> {
     match errors.into_iter().min_by_key(|e| e.index) {
         Some(error) => Err(error),
         None => Ok(()),
     }
+}
+
+/// The checks every row gets before it is evaluated: `block` holds `columns`' rows (padded
+/// or not), the first of them row `first` of the whole input.
+fn check_block(block: &Block<'_>, columns: &BoardColumns<'_>, first: usize) -> Result<(), BadRow> {
+    db::check_positions(block)
+        .and_then(|()| check_extras(columns))
+        .map_err(|(row, reason)| BadRow {
+            index: (first + row) as u64,
+            reason,
+        })
+}
+
+/// [`board_scores`] for the network where the rows given are in no order (most of a
+/// sample of them would be summed from scratch): every chunk checked, then all the rows
+/// scored in an order of their own. `false` (nothing done) where the order given is as
+/// good.
+fn sorted_board_scores(
+    prototype: &NnueEvaluator,
+    runs: &[BoardColumns<'_>],
+    stm_pov: bool,
+    out: &mut [i32],
+) -> Result<bool, BadRow> {
+    // Each chunk's rows as they are, and the place of its first row overall.
+    let mut columns = Vec::new();
+    let mut placed = Vec::new();
+    let mut before = 0;
+    for run in runs {
+        for start in (0..run.len()).step_by(CHUNK_ROWS) {
+            let chunk = run.cut(start..(start + CHUNK_ROWS).min(run.len()));
+            let block = block_of(chunk.len(), chunk.pieces, chunk.colors, chunk.side_to_move);
+            columns.push(chunk);
+            placed.push((block, before + start));
+        }
+        before += run.len();
+    }
+    if !bulk::blocks_order_refreshes(&placed) {
+        return Ok(false);
+    }
+    let errors: Vec<BadRow> = placed
+        .par_iter()
+        .zip(&columns)
+        .filter_map(|((block, first), columns)| {
+            // The checks read whole vectors of 8 rows, as the kernels do.
+            let scratch;
+            let padded = if block.len.is_multiple_of(8) {
+                block
+            } else {
+                scratch = Scratch::of(columns);
+                &scratch.block(block.len)
+            };
+            check_block(padded, columns, *first).err()
+        })
+        .collect();
+    first_error(errors)?;
+    bulk::blocks_sorted_scores(&placed, prototype, bulk::SORT_WINDOW_ROWS, out);
+    if stm_pov {
+        for (block, first) in &placed {
+            batch::turn_for_black(block, &mut out[*first..*first + block.len], 1);
+        }
+    }
+    Ok(true)
 }
 
 /// Scores of positions given as FEN text (`fen(i)` the `i`-th of `out.len()`, `None` for
