@@ -106,6 +106,15 @@ fn black(position: &Position) -> bool {
     position.side_to_move() == Color::Black
 }
 
+/// White's scores `white` of `positions` turned to the side to move's.
+fn side_to_move_scores(positions: &[Position], white: &[i32]) -> Vec<i32> {
+    positions
+        .iter()
+        .zip(white)
+        .map(|(p, &w)| if black(p) { -w } else { w })
+        .collect()
+}
+
 /// The reference: the exact rule if one applies, else the plain integer network, White's
 /// point of view.
 fn expected(net: &Network, position: &Position) -> i32 {
@@ -284,11 +293,7 @@ fn columns_and_fens_score_with_the_network_as_the_db_pass() {
             start = end;
         }
     }
-    let stm: Vec<i32> = games
-        .iter()
-        .zip(&expected_white)
-        .map(|(p, &w)| if black(p) { -w } else { w })
-        .collect();
+    let stm = side_to_move_scores(&games, &expected_white);
     for threads in [1, 2] {
         pool(threads).install(|| {
             let mut out = vec![0; games.len()];
@@ -310,21 +315,12 @@ fn columns_and_fens_score_with_the_network_as_the_db_pass() {
 
 /// Rows `rows` of `block` as a block of their own (the boards and side to move only).
 fn rows_of<'a>(block: &Block<'a>, rows: std::ops::Range<usize>) -> Block<'a> {
-    Block {
-        len: rows.len(),
-        pieces: block.pieces.map(|c| &c[rows.clone()]),
-        colors: block.colors.map(|c| &c[rows.clone()]),
-        side_to_move: &block.side_to_move[rows],
-        castling: &[],
-        en_passant: &[],
-        halfmove_clock: &[],
-        fullmove_number: &[],
-        result: None,
-        score: None,
-        game_id: None,
-        ply: None,
-        u16_labels: Default::default(),
-    }
+    Block::of_boards(
+        rows.len(),
+        block.pieces.map(|c| &c[rows.clone()]),
+        block.colors.map(|c| &c[rows.clone()]),
+        &block.side_to_move[rows],
+    )
 }
 
 fn columns_of<'a>(block: &Block<'a>) -> BoardColumns<'a> {
@@ -344,11 +340,7 @@ fn shuffled_columns_are_scored_in_a_sorted_order_and_bad_rows_still_stop_them() 
     let mixed = shuffled(&games, 31);
     let net = Arc::new(Network::random(48, 3).unwrap());
     let white: Vec<i32> = mixed.iter().map(|p| expected(&net, p)).collect();
-    let stm: Vec<i32> = mixed
-        .iter()
-        .zip(&white)
-        .map(|(p, &w)| if black(p) { -w } else { w })
-        .collect();
+    let stm = side_to_move_scores(&mixed, &white);
     // One DB block holds every row; the pieces cut it at lengths that are no multiple of 8.
     let db = write_db(&dir.path().join("mixed.psdb"), &mixed, 4096);
     let in_order = write_db(&dir.path().join("games.psdb"), &games, 4096);
@@ -424,11 +416,7 @@ fn the_cli_writes_the_networks_scores_for_dbs_and_text_inputs() {
     raw.resize(raw.len().div_ceil(64) * 64, 0);
     std::fs::write(&raw_path, &raw).unwrap();
     let white: Vec<i32> = games.iter().map(|p| expected(&net, p)).collect();
-    let stm: Vec<i32> = games
-        .iter()
-        .zip(&white)
-        .map(|(p, &w)| if black(p) { -w } else { w })
-        .collect();
+    let stm = side_to_move_scores(&games, &white);
 
     let out = d.join("scores.npy");
     for (file, threads, scalar) in [(&net_path, "1", false), (&raw_path, "2", true)] {

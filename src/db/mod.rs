@@ -545,6 +545,31 @@ pub fn check_positions(block: &Block<'_>) -> Result<(), (usize, String)> {
 }
 
 impl<'a> Block<'a> {
+    /// A block of `len` rows with only boards and sides to move (every other column empty):
+    /// positions held outside a DB, for the passes that read nothing else.
+    pub fn of_boards(
+        len: usize,
+        pieces: [&'a [Bitboard]; 6],
+        colors: [&'a [Bitboard]; 2],
+        side_to_move: &'a [u8],
+    ) -> Block<'a> {
+        Block {
+            len,
+            pieces,
+            colors,
+            side_to_move,
+            castling: &[],
+            en_passant: &[],
+            halfmove_clock: &[],
+            fullmove_number: &[],
+            result: None,
+            score: None,
+            game_id: None,
+            ply: None,
+            u16_labels: [None; U16_LABEL_COUNT],
+        }
+    }
+
     /// The boards of row `row`, as the special endgames and the coefficients read them.
     #[inline]
     pub fn boards(&self, row: usize) -> PositionBoards {

@@ -66,31 +66,6 @@ pub struct BadRow {
     pub reason: String,
 }
 
-/// The columns of a block of rows the kernels read, the rest empty (the evaluation reads
-/// only the boards and the side to move).
-fn block_of<'a>(
-    len: usize,
-    pieces: [&'a [Bitboard]; 6],
-    colors: [&'a [Bitboard]; 2],
-    side_to_move: &'a [u8],
-) -> Block<'a> {
-    Block {
-        len,
-        pieces,
-        colors,
-        side_to_move,
-        castling: &[],
-        en_passant: &[],
-        halfmove_clock: &[],
-        fullmove_number: &[],
-        result: None,
-        score: None,
-        game_id: None,
-        ply: None,
-        u16_labels: [None; 6],
-    }
-}
-
 /// Rows copied into columns of their own, padded with empty boards to whole vectors: the
 /// last rows of a run whose length is no multiple of 8, and FENs once parsed.
 struct Scratch {
@@ -124,7 +99,7 @@ impl Scratch {
     }
 
     fn block(&self, len: usize) -> Block<'_> {
-        block_of(
+        Block::of_boards(
             len,
             std::array::from_fn(|i| self.pieces[i].as_slice()),
             std::array::from_fn(|i| self.colors[i].as_slice()),
@@ -252,7 +227,7 @@ pub fn board_scores(
                 let columns = runs[r].cut(start..start + out.len());
                 let scratch;
                 let block = if out.len().is_multiple_of(8) {
-                    block_of(
+                    Block::of_boards(
                         out.len(),
                         columns.pieces,
                         columns.colors,
@@ -310,7 +285,8 @@ fn sorted_board_scores(
     for run in runs {
         for start in (0..run.len()).step_by(CHUNK_ROWS) {
             let chunk = run.cut(start..(start + CHUNK_ROWS).min(run.len()));
-            let block = block_of(chunk.len(), chunk.pieces, chunk.colors, chunk.side_to_move);
+            let block =
+                Block::of_boards(chunk.len(), chunk.pieces, chunk.colors, chunk.side_to_move);
             columns.push(chunk);
             placed.push((block, before + start));
         }
