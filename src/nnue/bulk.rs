@@ -229,11 +229,12 @@ pub fn blocks_sorted_scores(
     out: &mut [i32],
 ) {
     let window_rows = window_rows.min(SORT_WINDOW_ROWS);
-    assert_eq!(
-        blocks.iter().map(|(block, _)| block.len).sum::<usize>(),
-        out.len(),
-        "the blocks fill `out`"
-    );
+    let mut place = 0;
+    for (block, first) in blocks {
+        assert_eq!(*first, place, "the blocks one after another from `out`'s first row");
+        place += block.len;
+    }
+    assert_eq!(place, out.len(), "the blocks fill `out`");
     let mut next = 0;
     while next < blocks.len() {
         let start = blocks[next].1;
