@@ -231,7 +231,10 @@ pub fn blocks_sorted_scores(
     let window_rows = window_rows.min(SORT_WINDOW_ROWS);
     let mut place = 0;
     for (block, first) in blocks {
-        assert_eq!(*first, place, "the blocks one after another from `out`'s first row");
+        assert_eq!(
+            *first, place,
+            "the blocks one after another from `out`'s first row"
+        );
         place += block.len;
     }
     assert_eq!(place, out.len(), "the blocks fill `out`");
