@@ -10,10 +10,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use pawnstorm::db::{Block, Columns, Database, DbWriter};
+use pawnstorm::io::table::fill_records;
 use pawnstorm::movegen::{Board, MoveList, legal_moves};
 use pawnstorm::nnue::simd::Level;
 use pawnstorm::nnue::{self, Network, NnueEvaluator, bulk};
 use pawnstorm::position::labels::{Labels, Record};
+use pawnstorm::scoring::ScoreTable;
 use pawnstorm::scoring::columns::{BoardColumns, Scorer, board_scores, fen_scores};
 use pawnstorm::{Color, Position};
 
@@ -310,6 +312,58 @@ fn columns_and_fens_score_with_the_network_as_the_db_pass() {
             assert!(bad.is_empty());
             assert_eq!(out, expected_white);
         });
+    }
+}
+
+#[test]
+fn a_score_table_of_shuffled_rows_filled_twice_gives_the_same_scores_and_progress() {
+    let dir = tempfile::tempdir().unwrap();
+    let games = game_positions(20, 37);
+    let mixed = shuffled(&games, 41);
+    let db = write_db(&dir.path().join("mixed.psdb"), &mixed, 64);
+    let net = Arc::new(Network::random(48, 3).unwrap());
+    let white: Vec<i32> = mixed.iter().map(|p| expected(&net, p)).collect();
+    let prototype = NnueEvaluator::new(net);
+    let prepared = pawnstorm::eval::Prepared::default();
+    let source = ScoreTable {
+        db: &db,
+        path: pawnstorm::eval::features::Path::native(),
+        prepared: &prepared,
+        breakdown: false,
+        with_index: false,
+        stm_pov: false,
+        wdl: false,
+        network: Some(&prototype),
+        sorted: Default::default(),
+    };
+    let columns = source.columns();
+    for fill in ["first", "second"] {
+        let mut out = vec![0u8; mixed.len() * 4];
+        let counted = AtomicUsize::new(0);
+        pool(2)
+            .install(|| {
+                fill_records(
+                    &source,
+                    &columns,
+                    mixed.len() as u64,
+                    64,
+                    &mut out,
+                    |rows| {
+                        counted.fetch_add(rows, Ordering::Relaxed);
+                    },
+                )
+            })
+            .unwrap();
+        let scores: Vec<i32> = out
+            .chunks_exact(4)
+            .map(|b| i32::from_le_bytes(b.try_into().unwrap()))
+            .collect();
+        assert_eq!(scores, white, "{fill} fill");
+        assert_eq!(
+            counted.into_inner(),
+            mixed.len(),
+            "{fill} fill: every row once"
+        );
     }
 }
 

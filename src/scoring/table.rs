@@ -109,6 +109,11 @@ impl TableSource for ScoreTable<'_> {
         let Some(evaluator) = self.network else {
             return Ok(false);
         };
+        // A table filled again (another output) copies what the first fill computed; its
+        // pieces then report their rows.
+        if self.sorted.0.get().is_some() {
+            return Ok(false);
+        }
         let scores = crate::nnue::bulk::sorted_scores(
             self.db,
             evaluator,
@@ -116,7 +121,7 @@ impl TableSource for ScoreTable<'_> {
             done,
         )?;
         let reported = scores.is_some();
-        // Set once, before any piece: a second call finds it set and has nothing to do.
+        // Set before any piece reads it.
         let _ = self.sorted.0.set(scores);
         Ok(reported)
     }
