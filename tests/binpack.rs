@@ -3,7 +3,7 @@
 //! fixture `binpack/python-chess-games.txt`, made by `scripts/binpack_fixture.py`) imports
 //! to what python-chess says, zstd-wrapped and damaged files.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -2,7 +2,7 @@
 //! quietly: exit status 0, no panic, no error message. The pipe is closed before the binary
 //! starts, so every write to standard output fails with EPIPE, not just some.
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Stdio};
 

@@ -1,6 +1,6 @@
 //! The real binary end to end: import, export, info and show, on good and bad input.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

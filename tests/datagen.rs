@@ -2,7 +2,7 @@
 //! the DB's positions, each game's end checked against its final position, `--append`,
 //! and the same DB whatever the thread count. Small node counts keep it quick.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

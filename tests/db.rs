@@ -1,7 +1,7 @@
 //! The position DB: round trips, growing label columns, appending, atomic writes, and every
 //! way a file can be damaged (each must be a clear error naming the file, never a panic).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

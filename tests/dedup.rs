@@ -1,7 +1,7 @@
 //! `pawnstorm dedup`: counts against a set of FENs read back by shakmaty, the first, last
 //! and mean rows kept, the partition pass on disk equal to the pass in memory, bad input.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

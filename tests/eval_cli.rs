@@ -2,7 +2,7 @@
 //! `evaluate`, every output form (CSV, plain and structured .npy, histogram, --fen table)
 //! and option (--pov, --terms, --weights, --scalar, --threads), and bad input.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

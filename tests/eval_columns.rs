@@ -2,7 +2,7 @@
 //! `evaluate_boards` and `evaluate_fens`) gives the DB pass's scores: over a DB's own
 //! block columns cut into runs of every awkward length, and over the positions' FENs.
 
-mod common;
+use crate::common;
 
 use pawnstorm::Bitboard;
 use pawnstorm::db::{Database, NO_SCORE};

@@ -3,7 +3,7 @@
 //! (python/tests/test_export.py reads the files back with pyarrow, polars, DuckDB and
 //! readers of its own.)
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -1,7 +1,7 @@
 //! `pawnstorm features` end to end: the CSV and the .npy agree with the masks fixture, the
 //! scalar and SIMD paths write identical files, DB and text inputs give the same result.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::path::Path;

@@ -5,7 +5,7 @@
 //! text) and compare the two FENs after each move; the placements count every position
 //! pawnstorm accepts and shakmaty rejects, by shakmaty's reason.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 

@@ -3,7 +3,7 @@
 //! `--no-verify` reads past the checksums but reports an impossible position instead of
 //! evaluating it; version 1 files still read, and are refused when damaged.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

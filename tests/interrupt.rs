@@ -6,7 +6,7 @@
 //! file exists, the temporary file is checked to be still there (the output not yet renamed
 //! into place), and the signal is sent before it continues.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -5,7 +5,7 @@
 //! left without a score); SIGINT leaves a valid prefix that `--resume` completes into the
 //! same DB as an uninterrupted run; merge renumbers game ids.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -2,7 +2,7 @@
 //! labels of lichess's PGN movetext and tags with the filters on them, and lichess's
 //! evaluation JSON lines. shakmaty replays the games as an independent oracle.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::Path;

@@ -11,7 +11,7 @@
 //! non-zero count goes first in the file. The Python `Loader` is measured nowhere here: it
 //! is Python's, not this binary's.)
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -2,7 +2,7 @@
 //! plays with that network, `label --net` gives the scores of the library's search with it,
 //! and `--eval nnue` without a network, or beside `--engine`, is a clear error.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::sync::Arc;

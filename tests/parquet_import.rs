@@ -3,7 +3,7 @@
 //! writers with a FEN column are read; a file without one is refused; bad rows are
 //! rejected with their row number, the rest kept.
 
-mod common;
+use crate::common;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};

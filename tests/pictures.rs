@@ -4,7 +4,7 @@
 //! counts, the side to move and the arrows. `show --svg` writes the same text as the
 //! library, and refuses unknown masks and bad arrows.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

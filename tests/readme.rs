@@ -9,7 +9,7 @@
 //! Commands run from the crate root; their paths under `target/` go to a temporary directory
 //! instead (and back again in the output compared), so that a run leaves nothing behind.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Stdio};

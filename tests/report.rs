@@ -3,7 +3,7 @@
 //! reported, the calibration shows the fitted K, the counts table says what the DB holds,
 //! and `--sample` reports on about that many positions.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

@@ -2,7 +2,7 @@
 //! (`PAWNSTORM_SIMD`) gives the same bytes, the same node counts and the same search, and
 //! `info --cpu` says which path it took and why.
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Output};
 

@@ -3,7 +3,7 @@
 //! score, the move found from the game's next row, WDL flattening of a skewed input,
 //! seeds, interleaving rates, duplicates.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

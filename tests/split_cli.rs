@@ -1,6 +1,6 @@
 //! `pawnstorm split`: shards of contiguous rows that add up to the DB, and the refusals.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

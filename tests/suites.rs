@@ -3,7 +3,7 @@
 //! search change that loses solutions fails here (raise the floor when one gains).
 //! `pawnstorm bench --suite FILE --nodes N` prints the same counts and what was missed.
 
-mod common;
+use crate::common;
 
 use common::fixture;
 use pawnstorm::engine::search::bench::{read_suite, run_suite};

@@ -4,7 +4,7 @@
 //! last checkpoint whole, bad options and inputs are refused clearly; and the loader's
 //! held-out split keeps games whole.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! `examples/recompute_eval.py` from the `.npz` with numpy alone); planes hold the boards;
 //! labels travel with them; each filter drops what it names.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::io::Read;

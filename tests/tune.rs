@@ -2,7 +2,7 @@
 //! the scores they gave, the loss falls on the fixture games, and `pawnstorm tune` end to
 //! end (a file `eval --weights` loads, frozen weights, bad options).
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::path::Path;

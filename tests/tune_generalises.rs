@@ -5,7 +5,7 @@
 //! the sample with 100 epochs and no held-out stop). Also: early stopping keeps the best
 //! epoch, and the summary names the weights that moved most.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -1,7 +1,7 @@
 //! UCI sessions over pipes with the real binary: the handshake, options, every `go` form,
 //! `stop` and `ponderhit` during a search, and input a GUI should never send.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 use std::time::{Duration, Instant};

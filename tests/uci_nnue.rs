@@ -2,7 +2,7 @@
 //! search evaluates, `eval` shows both evaluations, and a bad file leaves the engine
 //! playing with what it had.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

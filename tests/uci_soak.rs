@@ -5,7 +5,7 @@
 //! must get its `bestmove`, every `isready` its `readyok`, within a generous bound; the
 //! engine must never exit or panic. Seeded: the same sequences on every run.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::process::{Child, ChildStdin, Command, Stdio};

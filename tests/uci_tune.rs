@@ -2,7 +2,7 @@
 //! set changes the search, one out of range is refused, and without `--tune` none is
 //! listed or taken.
 
-mod common;
+use crate::common;
 
 use common::uci_session::Engine;
 

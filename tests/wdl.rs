@@ -4,7 +4,7 @@
 //! predicts on average, within a tolerance. The constants' own reproduction from the fit's
 //! data is `python/tests/test_wdl.py`.
 
-mod common;
+use crate::common;
 
 use std::io::Read;
 
