@@ -82,6 +82,9 @@ fn every_file_of_tests_is_a_module_here_or_a_test_target_of_its_own() {
     }
     // `common` is tests/common/mod.rs, the helpers every test file shares.
     for module in modules.iter().filter(|&&m| m != "common") {
-        assert!(files.iter().any(|f| f == module), "mod {module}: no tests/{module}.rs");
+        assert!(
+            files.iter().any(|f| f == module),
+            "mod {module}: no tests/{module}.rs"
+        );
     }
 }
