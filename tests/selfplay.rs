@@ -1,9 +1,10 @@
 //! Twenty fast self-play games over pipes, as a GUI plays them: clocks of 1 s + 0.01 s a
-//! move kept by this test, every move checked legal, nobody over its clock. One game at a
-//! time, and alone: `scripts/test` runs the other tests with `--skip selfplay::` and this
-//! one last (`--test integration -- selfplay::`), so that no other test competes for the
-//! cores (beside the Python tests and the rest of this binary's it lost on time by 250-270
-//! ms in 7 of 20 games).
+//! move kept by this test, every move checked legal, nobody over its clock. Two games at a
+//! time (one engine thinks at a time in each, so one core a game, as a match at concurrency
+//! 2 plays them), and alone: `scripts/test` runs the other tests with `--skip selfplay::`
+//! and this one last (`--test integration -- selfplay::`), so that no other test competes
+//! for the cores (beside the Python tests and the rest of this binary's it lost on time by
+//! 250-270 ms in 7 of 20 games).
 
 use crate::common;
 
@@ -127,7 +128,7 @@ fn twenty_fast_games_without_an_illegal_move_or_a_time_loss() {
         .map(|l| l.split_whitespace().take(4).collect::<Vec<_>>().join(" ") + " 0 1")
         .collect();
     assert_eq!(openings.len(), 10);
-    let halves: Vec<Vec<String>> = vec![openings];
+    let halves: Vec<Vec<String>> = openings.chunks(5).map(<[String]>::to_vec).collect();
     let faults: Vec<String> = std::thread::scope(|scope| {
         let handles: Vec<_> = halves
             .iter()
