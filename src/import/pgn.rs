@@ -31,10 +31,11 @@ use cut::GameSpan;
 use game::{Filter, Outcome};
 use pawnstorm_kernels::{Bitboard, Color, Square};
 
-/// Bytes of games read at once: several hundred lichess games, enough that a batch
-/// outweighs handing it to the workers, few enough that its records (about three times
-/// the text's bytes) stay small.
-const BATCH_BYTES: usize = 1 << 20;
+/// Bytes of games read at once: about 150 lichess games, enough that a batch outweighs
+/// handing it to the workers, few enough that its records (about three times the text's
+/// bytes) stay in cache between the replay and the store. 512 KiB with 4 runs a thread
+/// took 2 threads 0.90–0.95 of the time of 1 MiB with 16 (docs/THROUGHPUT.md).
+const BATCH_BYTES: usize = 512 << 10;
 
 pub(super) fn import_games(
     input: &mut Input,
@@ -121,8 +122,9 @@ struct Run {
     records: Vec<Record>,
 }
 
-/// Games replayed together: enough runs that the workers share them out evenly.
-const RUNS_PER_THREAD: usize = 16;
+/// Games replayed together: enough runs that the workers share them out evenly (a run is
+/// about 20 games), few enough that each is one task and one record buffer to store from.
+const RUNS_PER_THREAD: usize = 4;
 
 impl Batch {
     /// Replays the batch's games, in parallel when `threads` > 1 (inside a pool).
