@@ -90,11 +90,15 @@ pub(super) fn import_games(
         let mut stored = Ok(());
         let mut read = Ok(());
         pool.in_place_scope(|scope| {
-            let batch = &mut parsing;
-            scope.spawn(move |_| batch.replay(options, threads));
+            // The read first: workers take what this thread hands them in order, but steal
+            // each other's replay before they look at what is handed, so a read handed
+            // second would wait for the replay's end (decompression, for a compressed
+            // input, left to run alone at the end of every batch).
             let (next, reader, lines, read) = (&mut reading, &mut reader, &mut *lines, &mut read);
             let name = &*name;
             scope.spawn(move |_| *read = reader.fill(next, lines, name));
+            let batch = &mut parsing;
+            scope.spawn(move |_| batch.replay(options, threads));
             stored = store(&mut done, &source, next_game_id, handlers, &mut counts);
         });
         stored?;
