@@ -456,6 +456,60 @@ fn a_truncated_compressed_pgn_fails_on_any_number_of_threads() {
     }
 }
 
+/// The PGN import's pipeline (a batch of games replayed by the workers while the one before
+/// is stored and the next read) gives the same DB and the same refusals, in the same order
+/// and with the same line numbers, on any number of threads: every fixture PGN with the
+/// refused games after each, many batches long, plain and compressed.
+#[test]
+fn pgn_import_is_the_same_on_any_number_of_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let refused = std::fs::read(fixture("pgn/adversarial/refused.pgn")).unwrap();
+    let mut text = Vec::new();
+    for entry in std::fs::read_dir(fixture("pgn")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "pgn") {
+            text.extend(std::fs::read(&path).unwrap());
+            text.extend(b"\n\n");
+            text.extend(&refused);
+            text.extend(b"\n\n");
+        }
+    }
+    // Several of the import's batches (512 KiB) a thread, or the test would not reach the
+    // hand-over between them.
+    assert!(text.len() > 4 << 20, "{} bytes", text.len());
+    let plain = temp(&dir, "all.pgn");
+    std::fs::write(&plain, &text).unwrap();
+    let gz = temp(&dir, "all.pgn.gz");
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    encoder.write_all(&text).unwrap();
+    std::fs::write(&gz, encoder.finish().unwrap()).unwrap();
+    let mut first: Option<(Vec<u8>, Vec<String>)> = None;
+    for input in [&plain, &gz] {
+        for threads in ["1", "2", "3"] {
+            let out = temp(&dir, &format!("t{threads}.psdb"));
+            let _ = std::fs::remove_file(&out);
+            let (_, stderr) = ok(&["import", s(input), "-o", s(&out), "--threads", threads]);
+            let refusals: Vec<String> = stderr
+                .lines()
+                .filter(|line| line.starts_with("warning: skipped"))
+                .map(|line| line.replace(s(input), "INPUT"))
+                .collect();
+            let contents = psdb_contents(&out);
+            let what = format!("{} on {threads} threads", input.display());
+            match &first {
+                None => {
+                    assert!(refusals.len() >= 9 * 8, "{what}: {stderr}");
+                    first = Some((contents, refusals));
+                }
+                Some((db, refused)) => {
+                    assert_eq!(&refusals, refused, "{what}: other refusals");
+                    assert!(contents == *db, "{what}: another DB");
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn damaged_and_foreign_files_fail_cleanly() {
     let dir = tempfile::tempdir().unwrap();
