@@ -33,8 +33,8 @@ use pawnstorm_kernels::{Bitboard, Color, Square};
 
 /// Bytes of games read at once: about 150 lichess games, enough that a batch outweighs
 /// handing it to the workers, few enough that its records (about three times the text's
-/// bytes) stay small. 512 KiB with 4 runs a thread
-/// took 2 threads 0.90–0.95 of the time of 1 MiB with 16 (docs/THROUGHPUT.md).
+/// bytes) stay small. 512 KiB in 4 runs a thread took two threads 0.90–0.97 of the time
+/// of 1 MiB in 16 (docs/THROUGHPUT.md).
 const BATCH_BYTES: usize = 512 << 10;
 
 pub(super) fn import_games(
