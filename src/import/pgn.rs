@@ -31,11 +31,13 @@ use cut::GameSpan;
 use game::{Filter, Outcome};
 use pawnstorm_kernels::{Bitboard, Color, Square};
 
-/// Bytes of games read at once: about 150 lichess games, enough that a batch outweighs
-/// handing it to the workers, few enough that its records (about three times the text's
-/// bytes) stay small. 512 KiB in 4 runs a thread took two threads 0.90–0.97 of the time
-/// of 1 MiB in 16 (docs/THROUGHPUT.md).
-const BATCH_BYTES: usize = 512 << 10;
+/// Bytes of games read at once for each worker (and for two when there are fewer): about
+/// 75 lichess games a worker, enough that a batch outweighs handing it to the workers and
+/// waiting for the last of them, few enough that its records (about three times the
+/// text's bytes) stay small. Two threads on 512 KiB in 4 runs each took 0.90–0.97 of the
+/// time of 1 MiB in 16 (docs/THROUGHPUT.md); a batch grows with the workers so that each
+/// keeps that share (a fixed 1 MiB gave 16 workers 64 KiB each).
+const BATCH_BYTES_PER_THREAD: usize = 256 << 10;
 
 pub(super) fn import_games(
     input: &mut Input,
@@ -44,15 +46,16 @@ pub(super) fn import_games(
     handlers: &mut Handlers<'_>,
 ) -> Result<Counts, ImportError> {
     let mut counts = Counts::default();
-    let mut reader = BatchReader {
-        carry: Vec::new(),
-        carry_line: 1,
-        eof: false,
-    };
     let threads = options
         .threads
         .unwrap_or_else(rayon::current_num_threads)
         .max(1);
+    let mut reader = BatchReader {
+        carry: Vec::new(),
+        carry_line: 1,
+        eof: false,
+        batch_bytes: BATCH_BYTES_PER_THREAD * threads.max(2),
+    };
     // The reading side (its lines) and the side the stored records name (the file, the
     // bytes read so far) are borrowed apart, so that the next batch is read on a worker
     // while this thread stores.
@@ -173,6 +176,8 @@ struct BatchReader {
     carry: Vec<u8>,
     carry_line: u64,
     eof: bool,
+    /// Bytes read into a batch (more when one game is longer).
+    batch_bytes: usize,
 }
 
 impl BatchReader {
@@ -191,7 +196,7 @@ impl BatchReader {
         batch.text[..carried].copy_from_slice(&self.carry);
         batch.len = carried;
         self.carry.clear();
-        let mut want = BATCH_BYTES;
+        let mut want = self.batch_bytes;
         loop {
             if !self.eof {
                 self.eof = lines
@@ -210,7 +215,7 @@ impl BatchReader {
                 return Ok(());
             }
             // One game longer than the batch: read on to its end.
-            want = batch.len.max(BATCH_BYTES);
+            want = batch.len.max(self.batch_bytes);
         }
     }
 }
